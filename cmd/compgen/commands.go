@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// command is one subcommand of the CLI.
+type command struct {
+	// summary is the one line shown by "compgen help".
+	summary string
+	// run parses its own flags from args and does the work.
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the whole CLI: one visible map, no registration magic.
+var commands = map[string]command{
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "compgen: data, splits, models and analysis for compositional generalization")
+	fmt.Fprintln(w, "\nusage: compgen COMMAND [flags]   (compgen COMMAND --help for its flags)")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+}

@@ -1,0 +1,106 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// maxLine bounds one JSONL line; CFQ records with rule trees reach ~100 kB.
+const maxLine = 64 << 20
+
+// ReadRecords reads a JSONL file of records. Blank lines are skipped. It
+// fails on malformed JSON, a missing id, or an id that repeats, naming the
+// file and line.
+func ReadRecords(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := DecodeRecords(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: no records (empty file)", path)
+	}
+	return recs, nil
+}
+
+// DecodeRecords reads JSONL records from r; see ReadRecords.
+func DecodeRecords(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
+	var recs []Record
+	seen := map[string]int{}
+	line := 0
+	for sc.Scan() {
+		line++
+		p := bytes.TrimSpace(sc.Bytes())
+		if len(p) == 0 {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(p, &rec); err != nil {
+			return nil, fmt.Errorf("line %d: not a JSON record: %w", line, err)
+		}
+		if rec.ID == "" {
+			return nil, fmt.Errorf("line %d: record has no \"id\"", line)
+		}
+		if prev, ok := seen[rec.ID]; ok {
+			return nil, fmt.Errorf("line %d: id %q repeats (first on line %d)", line, rec.ID, prev)
+		}
+		seen[rec.ID] = line
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("line %d: longer than %d bytes", line+1, maxLine)
+		}
+		return nil, err
+	}
+	return recs, nil
+}
+
+// Encoder writes records as JSONL.
+type Encoder struct {
+	w   io.Writer
+	buf bytes.Buffer
+}
+
+// NewEncoder returns an encoder writing to w; wrap w in a bufio.Writer for
+// speed (OutputSet's files already are).
+func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+// Encode writes one record and a newline.
+func (e *Encoder) Encode(r *Record) error {
+	e.buf.Reset()
+	if err := r.appendJSON(&e.buf); err != nil {
+		return err
+	}
+	e.buf.WriteByte('\n')
+	_, err := e.w.Write(e.buf.Bytes())
+	return err
+}
+
+// WriteRecords writes recs as one JSONL file at path, atomically.
+func WriteRecords(path string, recs []Record, overwrite bool) error {
+	set := NewOutputSet(overwrite)
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := NewEncoder(w)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			set.Abort()
+			return err
+		}
+	}
+	return set.Commit()
+}

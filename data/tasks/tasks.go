@@ -1,0 +1,70 @@
+// Package tasks builds the seven compositional-generalization tasks of Shi et
+// al. (paper §2 and App. B) for the SCAN and RobustFill domains: which program
+// shapes go to train, valid, test and finetune.
+package tasks
+
+import "fmt"
+
+// Task names one generalization task, as typed on the command line.
+type Task string
+
+// The tasks of Shi et al. §2, plus None (one distribution, 1-10 parts).
+const (
+	Length                    Task = "length"
+	LengthHard                Task = "length-hard"
+	LengthHardest             Task = "length-hardest"
+	ComposeDifferentConcepts  Task = "compose-different-concepts"
+	SwitchConceptOrder        Task = "switch-concept-order"
+	ComposeNewOperation       Task = "compose-new-operation"
+	AddOperationFunctionality Task = "add-operation-functionality"
+	None                      Task = "none"
+)
+
+// All lists every task in the paper's order.
+var All = []Task{Length, LengthHard, LengthHardest, ComposeDifferentConcepts,
+	SwitchConceptOrder, ComposeNewOperation, AddOperationFunctionality, None}
+
+// Parse checks a task name.
+func Parse(s string) (Task, error) {
+	for _, t := range All {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("unknown task %q (want one of %v)", s, All)
+}
+
+// Dist is the distribution an example is drawn from.
+type Dist int
+
+const (
+	// Train is the training distribution (train.jsonl and valid.jsonl).
+	Train Dist = iota
+	// Test is the test distribution (test.jsonl).
+	Test
+)
+
+// FileSplit names an output file of "compgen gen" and the distribution of
+// its i-th example: finetune alternates train and test distributions.
+type FileSplit string
+
+// The output files of "compgen gen".
+const (
+	FileTrain    FileSplit = "train"
+	FileValid    FileSplit = "valid"
+	FileTest     FileSplit = "test"
+	FileFinetune FileSplit = "finetune"
+)
+
+// DistOf returns the distribution of example i of file f.
+func DistOf(f FileSplit, i int) Dist {
+	switch f {
+	case FileTest:
+		return Test
+	case FileFinetune:
+		if i%2 == 1 {
+			return Test
+		}
+	}
+	return Train
+}
