@@ -3,7 +3,12 @@
 // shapes go to train, valid, test and finetune.
 package tasks
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"compgen/data"
+)
 
 // Task names one generalization task, as typed on the command line.
 type Task string
@@ -67,4 +72,12 @@ func DistOf(f FileSplit, i int) Dist {
 		}
 	}
 	return Train
+}
+
+// Sampler draws examples of one task in one domain. Sample returns a record
+// without an ID (the caller numbers them). i is the index of the example
+// among those drawn from distribution d so far, so a sampler can place exact
+// fractions (every tenth train example, say) instead of probabilistic ones.
+type Sampler interface {
+	Sample(rng *rand.Rand, d Dist, i int) (data.Record, error)
 }
