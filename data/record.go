@@ -185,13 +185,16 @@ func writeTree(b *bytes.Buffer, t *Tree) error {
 
 // writeString writes s as a JSON string. Plain printable ASCII (the common
 // case for generated data) is copied directly; anything else goes through
-// encoding/json so escaping matches the standard library exactly.
+// encoding/json so escaping matches the standard library, except that <, >
+// and & stay readable (files are for people, not HTML pages).
 func writeString(b *bytes.Buffer, s string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(s) // a string always marshals
-			b.Write(enc)
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			enc := json.NewEncoder(b)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(s)       // a string always encodes
+			b.Truncate(b.Len() - 1) // Encode appends a newline
 			return
 		}
 	}
