@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the CLI in-process and returns stdout, stderr and exit status.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	code := exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestDispatch(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+		wantOut  string
+	}{
+		{"no command", nil, 2, "no command given", ""},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
+		{"help", []string{"help"}, 0, "", "usage: compgen COMMAND"},
+		{"--help", []string{"--help"}, 0, "", "commands:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.args...)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.wantCode, errs)
+			}
+			if !strings.Contains(errs, tc.wantErr) {
+				t.Fatalf("stderr %q lacks %q", errs, tc.wantErr)
+			}
+			if !strings.Contains(out, tc.wantOut) {
+				t.Fatalf("stdout %q lacks %q", out, tc.wantOut)
+			}
+		})
+	}
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			_, errs, code := runCLI(t, name, "--help")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if !strings.Contains(errs, "usage: compgen "+name) {
+				t.Fatalf("help of %s lacks a usage line: %q", name, errs)
+			}
+		})
+	}
+}
+
+func TestErrorsAreOneLine(t *testing.T) {
+	var b bytes.Buffer
+	code := exitCode(usagef("bad\nflag"), &b)
+	if code != 2 || strings.Count(b.String(), "\n") != 1 {
+		t.Fatalf("code %d, message %q", code, b.String())
+	}
+}
