@@ -1,0 +1,252 @@
+// Package structure turns records into program trees and trees into atoms
+// and weighted compounds (Keysers et al. 2020, §2.1 and App. L.4). It is the
+// only place in compgen that knows how a record becomes a tree; splits and
+// evaluation both call it.
+package structure
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"compgen/data"
+)
+
+// TreeKind names where a record's program tree comes from.
+type TreeKind string
+
+// The tree sources RecordTree understands.
+const (
+	// TreeAuto picks by which fields are present: tree, ruleTree, program,
+	// then the output ("(" first: s-expression, else bracketed).
+	TreeAuto TreeKind = "auto"
+	// TreeSCAN reads the record's tree field (SCAN rule applications).
+	TreeSCAN TreeKind = "scan"
+	// TreeRobustFill reads the program field: nested ["Op", arg...] arrays.
+	TreeRobustFill TreeKind = "robustfill"
+	// TreeBracketed parses the output as f(a, b) (COVR, GeoQuery FunQL).
+	TreeBracketed TreeKind = "bracketed"
+	// TreeSExpr parses the output as ( f a b ) (Overnight-style).
+	TreeSExpr TreeKind = "sexpr"
+	// TreeCFQ reads a CFQ rule tree kept in Extra["ruleTree"].
+	TreeCFQ TreeKind = "cfq"
+)
+
+// TreeKinds lists every kind, for flag help.
+var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ}
+
+// ParseTreeKind checks a --tree value.
+func ParseTreeKind(s string) (TreeKind, error) {
+	for _, k := range TreeKinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown tree kind %q (want one of %v)", s, TreeKinds)
+}
+
+// RecordTree returns r's program tree read as kind.
+func RecordTree(r *data.Record, kind TreeKind) (*data.Tree, error) {
+	if kind == TreeAuto {
+		kind = autoKind(r)
+	}
+	switch kind {
+	case TreeSCAN:
+		if r.Tree == nil {
+			return nil, fmt.Errorf("record %q has no \"tree\" field", r.ID)
+		}
+		return r.Tree, nil
+	case TreeRobustFill:
+		if len(r.Program) == 0 {
+			return nil, fmt.Errorf("record %q has no \"program\" field", r.ID)
+		}
+		t, err := ParseProgramJSON(r.Program)
+		if err != nil {
+			return nil, fmt.Errorf("program: %w", err)
+		}
+		return t, nil
+	case TreeBracketed:
+		t, err := ParseBracketed(r.Output)
+		if err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		return t, nil
+	case TreeSExpr:
+		t, err := ParseSExpr(r.Output)
+		if err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		return t, nil
+	case TreeCFQ:
+		raw, ok := r.Extra["ruleTree"]
+		if !ok {
+			return nil, fmt.Errorf("record %q has no \"ruleTree\" field", r.ID)
+		}
+		t, err := ParseRuleTree(raw)
+		if err != nil {
+			return nil, fmt.Errorf("ruleTree: %w", err)
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown tree kind %q", kind)
+}
+
+func autoKind(r *data.Record) TreeKind {
+	switch {
+	case r.Tree != nil:
+		return TreeSCAN
+	case r.Extra["ruleTree"] != nil:
+		return TreeCFQ
+	case len(r.Program) > 0:
+		return TreeRobustFill
+	case strings.HasPrefix(strings.TrimSpace(r.Output), "("):
+		return TreeSExpr
+	}
+	return TreeBracketed
+}
+
+// ParseProgramJSON reads a RobustFill program: ["Op", arg...] is a node Op
+// whose children are its arguments; a scalar argument is a leaf labelled by
+// its value (strings unquoted, numbers and booleans as written). A list of
+// expressions (the program is a concatenation) becomes a root "Concat" with
+// one child per expression, matching the DSL's top-level Concat.
+func ParseProgramJSON(raw json.RawMessage) (*data.Tree, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after program")
+	}
+	if l, ok := v.([]any); ok && len(l) > 0 {
+		if _, isOp := l[0].(string); !isOp {
+			root := &data.Tree{Label: "Concat"}
+			for i, e := range l {
+				c, err := programNode(e, 0)
+				if err != nil {
+					return nil, fmt.Errorf("expression %d: %w", i+1, err)
+				}
+				root.Children = append(root.Children, c)
+			}
+			return root, nil
+		}
+	}
+	return programNode(v, 0)
+}
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 1000
+
+func programNode(v any, depth int) (*data.Tree, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
+	}
+	switch x := v.(type) {
+	case string:
+		return &data.Tree{Label: x}, nil
+	case json.Number:
+		return &data.Tree{Label: x.String()}, nil
+	case bool:
+		return &data.Tree{Label: fmt.Sprint(x)}, nil
+	case []any:
+		if len(x) == 0 {
+			return nil, fmt.Errorf("empty expression []")
+		}
+		op, ok := x[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("expression must start with an operation name, got %v", x[0])
+		}
+		n := &data.Tree{Label: op}
+		for _, a := range x[1:] {
+			c, err := programNode(a, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.Children = append(n.Children, c)
+		}
+		return n, nil
+	case nil:
+		return nil, fmt.Errorf("null in program")
+	}
+	return nil, fmt.Errorf("unsupported program value %v", v)
+}
+
+// ParseRuleTree reads a CFQ rule tree {"ruleId": ..., "subTree": [...]}.
+// A ruleId may be a string or an object; an object {"type","stringValue"}
+// becomes "type:stringValue" and any other object its compact JSON with
+// sorted keys, so the label is stable.
+func ParseRuleTree(raw json.RawMessage) (*data.Tree, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return ruleNode(v, 0)
+}
+
+func ruleNode(v any, depth int) (*data.Tree, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("rule tree node is not an object")
+	}
+	id, ok := m["ruleId"]
+	if !ok {
+		return nil, fmt.Errorf("rule tree node has no ruleId")
+	}
+	n := &data.Tree{Label: ruleLabel(id)}
+	if n.Label == "" {
+		return nil, fmt.Errorf("rule tree node has an empty ruleId")
+	}
+	sub, _ := m["subTree"].([]any)
+	if st, ok := m["subTree"]; ok && st != nil && sub == nil {
+		return nil, fmt.Errorf("subTree is not a list")
+	}
+	for _, s := range sub {
+		c, err := ruleNode(s, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		n.Children = append(n.Children, c)
+	}
+	return n, nil
+}
+
+func ruleLabel(id any) string {
+	switch x := id.(type) {
+	case string:
+		return x
+	case map[string]any:
+		t, tok := x["type"].(string)
+		s, sok := x["stringValue"].(string)
+		if tok && sok && len(x) == 2 {
+			return t + ":" + s
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			kb, _ := json.Marshal(k)
+			vb, _ := json.Marshal(x[k]) // decoded JSON always re-encodes; maps sort keys
+			b.Write(kb)
+			b.WriteByte(':')
+			b.Write(vb)
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	b, _ := json.Marshal(id)
+	return string(b)
+}
