@@ -1,0 +1,142 @@
+package structure
+
+import (
+	"math"
+	"testing"
+
+	"compgen/data"
+)
+
+func mustTree(t testing.TB, s string) *data.Tree {
+	t.Helper()
+	tr, err := ParseBracketed(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func weights(ix *Index, e int) map[string]float64 {
+	m := map[string]float64{}
+	for _, c := range ix.Examples[e].Compounds {
+		m[ix.Compounds[c.ID]] = c.W
+	}
+	return m
+}
+
+func TestEnumerateCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tree string
+		k    int
+		want int
+	}{
+		{"leaf", "a", 3, 0},
+		{"fan of 3, k=3", "a(b, c, d)", 3, 6},  // 3 pairs + 3 parent-with-two-children
+		{"chain of 4, k=3", "a(b(c(d)))", 3, 5}, // 3 edges + 2 paths of 3
+		{"chain of 4, k=4", "a(b(c(d)))", 4, 6},
+		{"fan of 3, k=4", "a(b, c, d)", 4, 7},
+		{"mixed, k=3", "a(b(c), d)", 3, 3 + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids := map[string]int32{}
+			var atoms []string
+			f := flatten(mustTree(t, tc.tree), ids, &atoms)
+			if got := len(enumerate(&f, tc.k)); got != tc.want {
+				t.Errorf("got %d subtrees, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWeights checks Keysers et al. App. L.4 weights on a pool computed by
+// hand: a(b) occurs twice, once inside a(b(c)), so P(a(b(c)) | a(b)) = 0.5.
+func TestWeights(t *testing.T) {
+	trees := []*data.Tree{mustTree(t, "a(b(c))"), mustTree(t, "a(b)"), mustTree(t, "x(b(c))")}
+	ix, err := Build(trees, DefaultCompoundConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]float64{
+		{"a(b)": 0.5, "b(c)": 0.5, "a(b(c))": 1},
+		{"a(b)": 1},
+		{"x(b)": 0, "b(c)": 0.5, "x(b(c))": 1},
+	}
+	for e := range want {
+		got := weights(ix, e)
+		if len(got) != len(want[e]) {
+			t.Errorf("tree %d: compounds %v, want %v", e, got, want[e])
+		}
+		for k, w := range want[e] {
+			if g, ok := got[k]; !ok || math.Abs(g-w) > 1e-12 {
+				t.Errorf("tree %d: weight of %s = %v (present %v), want %v", e, k, g, ok, w)
+			}
+		}
+	}
+	// Train = tree 0, test = trees 1 and 2. By hand:
+	// F_C(train) = (a(b) .25, b(c) .25, a(b(c)) .5); F_C(test) = (a(b) .4,
+	// b(c) .2, x(b(c)) .4, x(b) 0): C_0.1 = .25^.1 .4^.9 + .25^.1 .2^.9.
+	train, test := []int{0}, []int{1, 2}
+	dc := Divergence(ix.CompoundDist(train, true), ix.CompoundDist(test, true), CompoundAlpha)
+	if want := 1 - 0.5861478570441834; math.Abs(dc-want) > 1e-12 {
+		t.Errorf("weighted D_C = %v, want %v", dc, want)
+	}
+	// F_A(train) = (a, b, c) 1/3 each; F_A(test) = (a .2, b .4, c .2, x .2).
+	da := Divergence(ix.AtomDist(train), ix.AtomDist(test), AtomAlpha)
+	if want := 1 - 0.8815461511644329; math.Abs(da-want) > 1e-12 {
+		t.Errorf("D_A = %v, want %v", da, want)
+	}
+	// Unweighted: train (a(b), b(c), a(b(c))) 1/3 each; test a(b), x(b),
+	// b(c), x(b(c)) 1/4 each; shared a(b), b(c): 2 (1/3)^.1 (1/4)^.9.
+	du := Divergence(ix.CompoundDist(train, false), ix.CompoundDist(test, false), CompoundAlpha)
+	if want := 1 - 2*math.Pow(1.0/3, 0.1)*math.Pow(0.25, 0.9); math.Abs(du-want) > 1e-12 {
+		t.Errorf("unweighted D_C = %v, want %v", du, want)
+	}
+}
+
+func TestCompoundTextSlots(t *testing.T) {
+	ix, err := Build([]*data.Tree{mustTree(t, "f(a, g(b), c)")}, CompoundConfig{MaxSize: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := weights(ix, 0)
+	for _, k := range []string{"f(a, _, _)", "f(_, g, _)", "f(_, _, c)", "g(b)"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("missing compound %s in %v", k, got)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("got %d compounds, want 4: %v", len(got), got)
+	}
+}
+
+func TestChernoff(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		a, b  []float64
+		alpha float64
+		want  float64
+	}{
+		{"identical", []float64{1, 2, 3}, []float64{2, 4, 6}, 0.1, 1},
+		{"disjoint", []float64{1, 0}, []float64{0, 1}, 0.5, 0},
+		{"half", []float64{1, 1}, []float64{1, 0}, 0.5, math.Sqrt(0.5)},
+		{"alpha weights", []float64{1, 1}, []float64{1, 0}, 0.1, math.Pow(0.5, 0.1)},
+		{"empty side", []float64{0, 0}, []float64{1, 0}, 0.5, 0},
+		{"ragged", []float64{1}, []float64{1, 1}, 0.5, math.Sqrt(0.5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Chernoff(tc.a, tc.b, tc.alpha); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	if _, err := Build([]*data.Tree{nil}, DefaultCompoundConfig(), nil); err == nil {
+		t.Error("nil tree accepted")
+	}
+	if _, err := Build(nil, CompoundConfig{MaxSize: 1}, nil); err == nil {
+		t.Error("MaxSize 1 accepted")
+	}
+}
