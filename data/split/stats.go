@@ -1,0 +1,190 @@
+package split
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"compgen/data"
+	"compgen/data/structure"
+)
+
+// Stats compares a train and a test set (Keysers et al. §2.1 divergences
+// plus simple coverage and length measures).
+type Stats struct {
+	// TrainSize, DevSize and TestSize count examples.
+	TrainSize int `json:"train_size"`
+	DevSize   int `json:"dev_size"`
+	TestSize  int `json:"test_size"`
+	// AtomDivergence is D_A = 1 - C_0.5(F_A(train) || F_A(test)); null
+	// without trees.
+	AtomDivergence *float64 `json:"atom_divergence"`
+	// CompoundDivergence is D_C = 1 - C_0.1(F_C(train) || F_C(test)) over
+	// weighted compounds; null without trees.
+	CompoundDivergence *float64 `json:"compound_divergence"`
+	// CompoundDivergenceUnweighted is D_C with every weight 1.
+	CompoundDivergenceUnweighted *float64 `json:"compound_divergence_unweighted"`
+	// OutputPatternCoverage is the fraction of distinct test output
+	// templates that also occur in train.
+	OutputPatternCoverage float64 `json:"output_pattern_coverage"`
+	// InputPatternCoverage is the same for inputs.
+	InputPatternCoverage float64 `json:"input_pattern_coverage"`
+	// OutputLengthRatio is mean test output length / mean train output
+	// length, in whitespace tokens.
+	OutputLengthRatio float64 `json:"output_length_ratio"`
+	// InputLengthRatio is the same for inputs.
+	InputLengthRatio float64 `json:"input_length_ratio"`
+	// MissingAtoms are the test atoms that never occur in train, sorted.
+	MissingAtoms []string `json:"test_atoms_missing_from_train"`
+}
+
+// TreeNone turns tree-based statistics off (data without programs).
+const TreeNone structure.TreeKind = "none"
+
+// ParseTreeKind accepts the structure package's kinds and "none".
+func ParseTreeKind(s string) (structure.TreeKind, error) {
+	if s == string(TreeNone) {
+		return TreeNone, nil
+	}
+	return structure.ParseTreeKind(s)
+}
+
+// StatsOptions configure ComputeStats.
+type StatsOptions struct {
+	// Tree says where programs come from; TreeNone skips divergences.
+	Tree structure.TreeKind
+	// Compounds bounds compound size.
+	Compounds structure.CompoundConfig
+	// Anonymizer maps inputs and outputs to patterns for coverage.
+	Anonymizer Anonymizer
+	// Stderr receives progress; nil for none.
+	Stderr io.Writer
+}
+
+// DefaultStatsOptions reads trees automatically, compounds of up to 3
+// nodes, generic anonymization.
+func DefaultStatsOptions() StatsOptions {
+	return StatsOptions{Tree: structure.TreeAuto, Compounds: structure.DefaultCompoundConfig(), Anonymizer: AnonGeneric}
+}
+
+// ComputeStats compares train with test. Compound weights are estimated
+// over train and test together (the pool the two were drawn from).
+func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
+	pool := make([]data.Record, 0, len(train)+len(test))
+	pool = append(append(pool, train...), test...)
+	var a Assignment
+	for i := range pool {
+		if i < len(train) {
+			a.Train = append(a.Train, i)
+		} else {
+			a.Test = append(a.Test, i)
+		}
+	}
+	var ix *structure.Index
+	if opts.Tree != TreeNone {
+		trees, err := Trees(pool, opts.Tree)
+		if err != nil {
+			return Stats{}, err
+		}
+		if ix, err = structure.Build(trees, opts.Compounds, opts.Stderr); err != nil {
+			return Stats{}, err
+		}
+	}
+	return statsOf(pool, ix, a, opts.Anonymizer), nil
+}
+
+// Trees reads every record's program tree, naming the first that fails.
+func Trees(pool []data.Record, kind structure.TreeKind) ([]*data.Tree, error) {
+	trees := make([]*data.Tree, len(pool))
+	for i := range pool {
+		t, err := structure.RecordTree(&pool[i], kind)
+		if err != nil {
+			return nil, fmt.Errorf("record %d (id %q): %w", i+1, pool[i].ID, err)
+		}
+		trees[i] = t
+	}
+	return trees, nil
+}
+
+// SkipBad drops the records whose program does not parse, returning those
+// kept with their trees and the ids dropped.
+func SkipBad(pool []data.Record, kind structure.TreeKind) ([]data.Record, []*data.Tree, []string) {
+	var kept []data.Record
+	var trees []*data.Tree
+	var bad []string
+	for i := range pool {
+		t, err := structure.RecordTree(&pool[i], kind)
+		if err != nil {
+			bad = append(bad, pool[i].ID)
+			continue
+		}
+		kept = append(kept, pool[i])
+		trees = append(trees, t)
+	}
+	return kept, trees, bad
+}
+
+// statsOf computes Stats for an assignment of pool; ix may be nil.
+func statsOf(pool []data.Record, ix *structure.Index, a Assignment, anon Anonymizer) Stats {
+	s := Stats{TrainSize: len(a.Train), DevSize: len(a.Dev), TestSize: len(a.Test), MissingAtoms: []string{}}
+	if ix != nil {
+		fa, fb := ix.AtomDist(a.Train), ix.AtomDist(a.Test)
+		da := structure.Divergence(fa, fb, structure.AtomAlpha)
+		dc := structure.Divergence(ix.CompoundDist(a.Train, true), ix.CompoundDist(a.Test, true), structure.CompoundAlpha)
+		du := structure.Divergence(ix.CompoundDist(a.Train, false), ix.CompoundDist(a.Test, false), structure.CompoundAlpha)
+		s.AtomDivergence, s.CompoundDivergence, s.CompoundDivergenceUnweighted = &da, &dc, &du
+		for k := range fb {
+			if fb[k] > 0 && fa[k] == 0 {
+				s.MissingAtoms = append(s.MissingAtoms, ix.Atoms[k])
+			}
+		}
+		sort.Strings(s.MissingAtoms)
+	}
+	in := func(r *data.Record) string { return r.Input }
+	out := func(r *data.Record) string { return r.Output }
+	s.OutputPatternCoverage = coverage(pool, a, anon, out)
+	s.InputPatternCoverage = coverage(pool, a, anon, in)
+	s.OutputLengthRatio = lengthRatio(pool, a, out)
+	s.InputLengthRatio = lengthRatio(pool, a, in)
+	return s
+}
+
+func coverage(pool []data.Record, a Assignment, anon Anonymizer, field func(*data.Record) string) float64 {
+	seen := map[string]bool{}
+	for _, i := range a.Train {
+		seen[anon.Apply(field(&pool[i]))] = true
+	}
+	test := map[string]bool{}
+	for _, i := range a.Test {
+		test[anon.Apply(field(&pool[i]))] = true
+	}
+	if len(test) == 0 {
+		return 0
+	}
+	n := 0
+	for p := range test {
+		if seen[p] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(test))
+}
+
+func lengthRatio(pool []data.Record, a Assignment, field func(*data.Record) string) float64 {
+	mean := func(idx []int) float64 {
+		if len(idx) == 0 {
+			return 0
+		}
+		n := 0
+		for _, i := range idx {
+			n += len(strings.Fields(field(&pool[i])))
+		}
+		return float64(n) / float64(len(idx))
+	}
+	tr := mean(a.Train)
+	if tr == 0 {
+		return 0
+	}
+	return mean(a.Test) / tr
+}
