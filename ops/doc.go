@@ -1,0 +1,15 @@
+// Package ops holds compgen's custom Gorgonia operations: the pieces of a
+// Transformer that gorgonia v0.9.18 lacks or computes in several passes over
+// memory (LayerNorm, tanh-GELU, softmax cross-entropy with integer targets and
+// label smoothing, masked attention softmax with additive biases, strided
+// per-head attention products, relative-position bias lookup, seeded dropout,
+// row gather), plus the optimizer arithmetic (global-norm clipping and a fused
+// Adam step) as plain functions over tensors.
+//
+// Every op works on float32, computes forward and backward in plain loops
+// over row-major slices, and has a finite-difference gradient test.
+//
+// The Transformer pieces follow Vaswani et al. (2017) as used by Keysers et
+// al. (2020, App. E) and Shi et al. (2022, §4 and App. C); GELU and
+// LayerNorm-before-attention are what GPT-2 (Radford et al. 2019) needs.
+package ops

@@ -1,0 +1,82 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GELU applies the tanh approximation of the Gaussian error linear unit
+// (Hendrycks & Gimpel 2016, as GPT-2 uses it) elementwise to x of any shape:
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+func GELU(x *G.Node) (*G.Node, error) {
+	return G.ApplyOp(&geluOp{opBase{"GELU", 1}, false}, x) // same shape as x
+}
+
+const (
+	geluC = 0.7978845608028654 // sqrt(2/pi)
+	geluA = 0.044715
+)
+
+// geluOp is the forward op, or with grad set the backward op taking (x, dy).
+type geluOp struct {
+	opBase
+	grad bool
+}
+
+func (o *geluOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	if o.grad {
+		return hm.NewFnType(a, a, a)
+	}
+	return hm.NewFnType(a, a)
+}
+func (o *geluOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (o *geluOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+func (o *geluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(in)); err != nil {
+		return nil, err
+	}
+	x, s, err := f32(in[0], "gelu x")
+	if err != nil {
+		return nil, err
+	}
+	var dy []float32
+	if o.grad {
+		if dy, _, err = f32(in[1], "gelu dy"); err != nil {
+			return nil, err
+		}
+	}
+	res := out(pre, s...) // same shape as x
+	y := res.Float32s()
+	parallel(len(x), 8*len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := float64(x[i])
+			t := math.Tanh(geluC * (v + geluA*v*v*v))
+			if !o.grad {
+				y[i] = float32(0.5 * v * (1 + t))
+				continue
+			}
+			dt := (1 - t*t) * geluC * (1 + 3*geluA*v*v)
+			y[i] = dy[i] * float32(0.5*(1+t)+0.5*v*dt)
+		}
+	})
+	return res, nil
+}
+
+func (o *geluOp) DiffWRT(n int) []bool { return []bool{true} }
+func (o *geluOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if o.grad {
+		return nil, fmt.Errorf("gelu: second derivative not implemented")
+	}
+	dx, err := G.ApplyOp(&geluOp{opBase{"GELUGrad", 2}, true}, in[0], grad) // same shape as x
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx}, nil
+}

@@ -1,0 +1,174 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The per-head products of multi-head attention work directly on the
+// [B*T, D] projections, where head h of batch b is the [T, D/H] block at rows
+// b*T.. and columns h*D/H.. with row stride D. Calling BLAS with that stride
+// replaces the reshape/transpose copies of a [B, H, T, D/H] layout.
+
+// AttnScores returns scale * Q K^T per batch element and head: q is
+// [B*Tq, D], k is [B*Tk, D], the result [B, H, Tq, Tk].
+func AttnScores(q, k *G.Node, batch, heads int, scale float32) (*G.Node, error) {
+	g, err := newHeadGeom(q, k, batch, heads)
+	if err != nil {
+		return nil, fmt.Errorf("attention scores: %w", err)
+	}
+	return G.ApplyOp(newHeadOp(kindScores, g, scale), q, k) // [B, H, Tq, Tk]
+}
+
+// AttnValues returns P V per batch element and head, heads side by side:
+// p is [B, H, Tq, Tk], v is [B*Tk, D], the result [B*Tq, D].
+func AttnValues(p, v *G.Node, heads int) (*G.Node, error) {
+	ps := p.Shape()
+	if p.Dims() != 4 || ps[1] != heads {
+		return nil, fmt.Errorf("attention values: probabilities must be [B,%d,Tq,Tk], got %v", heads, ps)
+	}
+	g := headGeom{b: ps[0], h: heads, tq: ps[2], tk: ps[3]}
+	if v.Dims() != 2 || v.Shape()[0] != g.b*g.tk || v.Shape()[1]%heads != 0 {
+		return nil, fmt.Errorf("attention values: values must be [%d, D] with D divisible by %d, got %v", g.b*g.tk, heads, v.Shape())
+	}
+	g.d = v.Shape()[1]
+	return G.ApplyOp(newHeadOp(kindValues, g, 1), p, v) // [B*Tq, D]
+}
+
+// headGeom is the geometry shared by the products and their gradients.
+type headGeom struct{ b, h, tq, tk, d int }
+
+func (g headGeom) dk() int { return g.d / g.h }
+
+func newHeadGeom(q, k *G.Node, batch, heads int) (headGeom, error) {
+	qs, ks := q.Shape(), k.Shape()
+	if q.Dims() != 2 || k.Dims() != 2 || qs[1] != ks[1] {
+		return headGeom{}, fmt.Errorf("want q [B*Tq, D] and k [B*Tk, D], got %v and %v", qs, ks)
+	}
+	if batch <= 0 || heads <= 0 || qs[0]%batch != 0 || ks[0]%batch != 0 || qs[1]%heads != 0 {
+		return headGeom{}, fmt.Errorf("shapes %v, %v do not split into batch %d and %d heads", qs, ks, batch, heads)
+	}
+	return headGeom{b: batch, h: heads, tq: qs[0] / batch, tk: ks[0] / batch, d: qs[1]}, nil
+}
+
+type headKind int
+
+const (
+	kindScores      headKind = iota // (q, k) -> S = scale q k^T      [B,H,Tq,Tk]
+	kindScoresGradQ                 // (dS, k) -> dq = scale dS k     [B*Tq, D]
+	kindScoresGradK                 // (dS, q) -> dk = scale dS^T q   [B*Tk, D]
+	kindValues                      // (p, v) -> o = p v              [B*Tq, D]
+	kindValuesGradP                 // (dO, v) -> dP = dO v^T         [B,H,Tq,Tk]
+	kindValuesGradV                 // (p, dO) -> dv = p^T dO         [B*Tk, D]
+)
+
+var headKindNames = [...]string{"AttnScores", "AttnScoresGradQ", "AttnScoresGradK", "AttnValues", "AttnValuesGradP", "AttnValuesGradV"}
+
+type headOp struct {
+	opBase
+	kind  headKind
+	g     headGeom
+	scale float32
+}
+
+func newHeadOp(kind headKind, g headGeom, scale float32) *headOp {
+	return &headOp{opBase{fmt.Sprintf("%s{%v,%g}", headKindNames[kind], g, scale), 2}, kind, g, scale}
+}
+
+func (o *headOp) outShape() tensor.Shape {
+	g := o.g
+	switch o.kind {
+	case kindScores, kindValuesGradP:
+		return tensor.Shape{g.b, g.h, g.tq, g.tk}
+	case kindScoresGradK, kindValuesGradV:
+		return tensor.Shape{g.b * g.tk, g.d}
+	default:
+		return tensor.Shape{g.b * g.tq, g.d}
+	}
+}
+
+func (o *headOp) Type() hm.Type {
+	dims := func(i int) int {
+		switch {
+		case i == 0 && (o.kind == kindScoresGradQ || o.kind == kindScoresGradK || o.kind == kindValues || o.kind == kindValuesGradV):
+			return 4
+		default:
+			return 2
+		}
+	}
+	return hm.NewFnType(tt(dims(0)), tt(dims(1)), tt(o.outShape().Dims()))
+}
+func (o *headOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) { return o.outShape(), nil }
+func (o *headOp) Do(in ...G.Value) (G.Value, error)                 { return o.UsePreallocDo(nil, in...) }
+
+func (o *headOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(in)); err != nil {
+		return nil, err
+	}
+	a, _, err := f32(in[0], o.desc)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := f32(in[1], o.desc)
+	if err != nil {
+		return nil, err
+	}
+	res := out(pre, o.outShape()...)
+	c := res.Float32s()
+	g := o.g
+	dk, d, tq, tk := g.dk(), g.d, g.tq, g.tk
+	impl := G.WhichBLAS()
+	parallel(g.b*g.h, g.b*g.h*tq*tk*dk, func(lo, hi int) {
+		for bh := lo; bh < hi; bh++ {
+			bi, h := bh/g.h, bh%g.h
+			sq := bh * tq * tk   // offset of the [Tq, Tk] block
+			rq := bi*tq*d + h*dk // offset of the [Tq, dk] head block
+			rk := bi*tk*d + h*dk // offset of the [Tk, dk] head block
+			switch o.kind {
+			case kindScores:
+				impl.Sgemm(blas.NoTrans, blas.Trans, tq, tk, dk, o.scale, a[rq:], d, b[rk:], d, 0, c[sq:], tk)
+			case kindScoresGradQ:
+				impl.Sgemm(blas.NoTrans, blas.NoTrans, tq, dk, tk, o.scale, a[sq:], tk, b[rk:], d, 0, c[rq:], d)
+			case kindScoresGradK:
+				impl.Sgemm(blas.Trans, blas.NoTrans, tk, dk, tq, o.scale, a[sq:], tk, b[rq:], d, 0, c[rk:], d)
+			case kindValues:
+				impl.Sgemm(blas.NoTrans, blas.NoTrans, tq, dk, tk, 1, a[sq:], tk, b[rk:], d, 0, c[rq:], d)
+			case kindValuesGradP:
+				impl.Sgemm(blas.NoTrans, blas.Trans, tq, tk, dk, 1, a[rq:], d, b[rk:], d, 0, c[sq:], tk)
+			case kindValuesGradV:
+				impl.Sgemm(blas.Trans, blas.NoTrans, tk, dk, tq, 1, a[sq:], tk, b[rq:], d, 0, c[rk:], d)
+			}
+		}
+	})
+	return res, nil
+}
+
+func (o *headOp) DiffWRT(n int) []bool { return []bool{true, true} }
+
+func (o *headOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	var k1, k2 headKind
+	var a1, b1, a2, b2 *G.Node
+	switch o.kind {
+	case kindScores: // in = (q, k)
+		k1, a1, b1 = kindScoresGradQ, grad, in[1]
+		k2, a2, b2 = kindScoresGradK, grad, in[0]
+	case kindValues: // in = (p, v)
+		k1, a1, b1 = kindValuesGradP, grad, in[1]
+		k2, a2, b2 = kindValuesGradV, in[0], grad
+	default:
+		return nil, fmt.Errorf("%s: second derivative not implemented", o.desc)
+	}
+	d1, err := G.ApplyOp(newHeadOp(k1, o.g, o.scale), a1, b1) // shape of in[0]
+	if err != nil {
+		return nil, err
+	}
+	d2, err := G.ApplyOp(newHeadOp(k2, o.g, o.scale), a2, b2) // shape of in[1]
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{d1, d2}, nil
+}

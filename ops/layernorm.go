@@ -1,0 +1,208 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// LayerNormEps is the variance floor of LayerNorm (PyTorch's and GPT-2's).
+const LayerNormEps = 1e-5
+
+// LayerNorm normalises each row of x [N, D] to zero mean and unit variance
+// (biased variance, as Ba et al. 2016) and applies gamma [D] and beta [D]:
+// y = (x - mean) / sqrt(var + eps) * gamma + beta.
+func LayerNorm(x, gamma, beta *G.Node, eps float32) (*G.Node, error) {
+	if x.Dims() != 2 || gamma.Dims() != 1 || beta.Dims() != 1 {
+		return nil, fmt.Errorf("layernorm: want x [N,D], gamma [D], beta [D]; got %v %v %v", x.Shape(), gamma.Shape(), beta.Shape())
+	}
+	d := x.Shape()[1]
+	if gamma.Shape()[0] != d || beta.Shape()[0] != d {
+		return nil, fmt.Errorf("layernorm: x %v does not match gamma %v / beta %v", x.Shape(), gamma.Shape(), beta.Shape())
+	}
+	return G.ApplyOp(&layerNormOp{opBase{fmt.Sprintf("LayerNorm{%g}", eps), 3}, eps}, x, gamma, beta) // [N, D]
+}
+
+type layerNormOp struct {
+	opBase
+	eps float32
+}
+
+func (o *layerNormOp) Type() hm.Type { return hm.NewFnType(tt(2), tt(1), tt(1), tt(2)) }
+func (o *layerNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (o *layerNormOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+func (o *layerNormOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(in)); err != nil {
+		return nil, err
+	}
+	x, s, err := f32(in[0], "layernorm x")
+	if err != nil {
+		return nil, err
+	}
+	gamma, _, err := f32(in[1], "layernorm gamma")
+	if err != nil {
+		return nil, err
+	}
+	beta, _, err := f32(in[2], "layernorm beta")
+	if err != nil {
+		return nil, err
+	}
+	n, d := s[0], s[1]
+	y := out(pre, n, d) // [N, D]
+	yd := y.Float32s()
+	parallel(n, n*d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := x[r*d : (r+1)*d]
+			mean, rstd := rowStats(row, o.eps)
+			yr := yd[r*d : (r+1)*d]
+			for j, v := range row {
+				yr[j] = (v-mean)*rstd*gamma[j] + beta[j]
+			}
+		}
+	})
+	return y, nil
+}
+
+// rowStats returns the mean and 1/sqrt(var+eps) of a row, accumulated in
+// float64 so long rows lose no precision.
+func rowStats(row []float32, eps float32) (mean, rstd float32) {
+	var s float64
+	for _, v := range row {
+		s += float64(v)
+	}
+	m := s / float64(len(row))
+	var q float64
+	for _, v := range row {
+		dv := float64(v) - m
+		q += dv * dv
+	}
+	return float32(m), float32(1 / math.Sqrt(q/float64(len(row))+float64(eps)))
+}
+
+func (o *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
+
+// SymDiff recomputes the row statistics in the backward ops instead of
+// keeping them from the forward pass: ops stay stateless and the extra pass
+// over x is cheap next to the matrix products around it.
+func (o *layerNormOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	x, gamma := in[0], in[1]
+	dx, err := G.ApplyOp(&layerNormGradX{opBase{fmt.Sprintf("LayerNormGradX{%g}", o.eps), 3}, o.eps}, x, gamma, grad) // [N, D]
+	if err != nil {
+		return nil, err
+	}
+	dg, err := G.ApplyOp(&layerNormGradParams{opBase{fmt.Sprintf("LayerNormGradGamma{%g}", o.eps), 2}, o.eps, true}, x, grad) // [D]
+	if err != nil {
+		return nil, err
+	}
+	db, err := G.ApplyOp(&layerNormGradParams{opBase{"LayerNormGradBeta", 2}, o.eps, false}, x, grad) // [D]
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx, dg, db}, nil
+}
+
+// layerNormGradX computes dx = rstd * (g - mean(g) - xhat * mean(g*xhat))
+// with g = dy * gamma.
+type layerNormGradX struct {
+	opBase
+	eps float32
+}
+
+func (o *layerNormGradX) Type() hm.Type { return hm.NewFnType(tt(2), tt(1), tt(2), tt(2)) }
+func (o *layerNormGradX) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (o *layerNormGradX) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+func (o *layerNormGradX) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(in)); err != nil {
+		return nil, err
+	}
+	x, s, err := f32(in[0], "layernorm grad x")
+	if err != nil {
+		return nil, err
+	}
+	gamma, _, err := f32(in[1], "layernorm grad gamma")
+	if err != nil {
+		return nil, err
+	}
+	dy, _, err := f32(in[2], "layernorm grad dy")
+	if err != nil {
+		return nil, err
+	}
+	n, d := s[0], s[1]
+	dx := out(pre, n, d) // [N, D]
+	dxd := dx.Float32s()
+	inv := 1 / float32(d)
+	parallel(n, n*d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := x[r*d : (r+1)*d]
+			dyr := dy[r*d : (r+1)*d]
+			mean, rstd := rowStats(row, o.eps)
+			var sg, sgx float32
+			for j, v := range row {
+				g := dyr[j] * gamma[j]
+				sg += g
+				sgx += g * (v - mean) * rstd
+			}
+			sg *= inv
+			sgx *= inv
+			out := dxd[r*d : (r+1)*d]
+			for j, v := range row {
+				xh := (v - mean) * rstd
+				out[j] = rstd * (dyr[j]*gamma[j] - sg - xh*sgx)
+			}
+		}
+	})
+	return dx, nil
+}
+
+// layerNormGradParams sums dy*xhat (gamma) or dy (beta) over rows.
+type layerNormGradParams struct {
+	opBase
+	eps   float32
+	gamma bool
+}
+
+func (o *layerNormGradParams) Type() hm.Type { return hm.NewFnType(tt(2), tt(2), tt(1)) }
+func (o *layerNormGradParams) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s := in[0].(tensor.Shape)
+	return tensor.Shape{s[1]}, nil
+}
+func (o *layerNormGradParams) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+func (o *layerNormGradParams) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(in)); err != nil {
+		return nil, err
+	}
+	x, s, err := f32(in[0], "layernorm grad x")
+	if err != nil {
+		return nil, err
+	}
+	dy, _, err := f32(in[1], "layernorm grad dy")
+	if err != nil {
+		return nil, err
+	}
+	n, d := s[0], s[1]
+	res := out(pre, d) // [D]
+	acc := res.Float32s()
+	clear(acc)
+	for r := 0; r < n; r++ {
+		dyr := dy[r*d : (r+1)*d]
+		if !o.gamma {
+			for j, v := range dyr {
+				acc[j] += v
+			}
+			continue
+		}
+		row := x[r*d : (r+1)*d]
+		mean, rstd := rowStats(row, o.eps)
+		for j, v := range row {
+			acc[j] += dyr[j] * (v - mean) * rstd
+		}
+	}
+	return res, nil
+}
