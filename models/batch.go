@@ -1,0 +1,178 @@
+package models
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"compgen/data"
+)
+
+// Example is one record as token ids.
+type Example struct {
+	// ID is the record id.
+	ID string
+	// Src are the source ids, without EOS.
+	Src []int
+	// Tgt are the target ids ending in EOS; with separators, each program
+	// part is followed by SepID: p1 SEP p2 SEP ... pk SEP EOS.
+	Tgt []int
+}
+
+// EncodeOptions say how records become examples.
+type EncodeOptions struct {
+	// Separators inserts SepID after every program part (records' Parts).
+	Separators bool
+	// MaxSrc is the longest source kept, in tokens.
+	MaxSrc int
+	// MaxTgt is the longest target kept, EOS and separators included.
+	MaxTgt int
+	// Strict makes over-long examples an error instead of truncating them.
+	Strict bool
+}
+
+// EncodeStats counts what encoding changed.
+type EncodeStats struct {
+	// Truncated counts examples cut to the length limits.
+	Truncated int
+	// UnknownSrc and UnknownTgt count tokens missing from the vocabulary.
+	UnknownSrc, UnknownTgt int
+}
+
+// Encode turns records into examples. Records without Parts get one part,
+// their whole output, so separators still end the target.
+func Encode(v *Vocab, recs []data.Record, o EncodeOptions) ([]Example, EncodeStats, error) {
+	var st EncodeStats
+	out := make([]Example, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		src, us := v.SourceIDs(SourceTokens(r))
+		tgt, ut, err := targetIDs(v, r, o.Separators)
+		if err != nil {
+			return nil, st, fmt.Errorf("record %q: %w", r.ID, err)
+		}
+		st.UnknownSrc += us
+		st.UnknownTgt += ut
+		if len(src) > o.MaxSrc || len(tgt) > o.MaxTgt {
+			if o.Strict {
+				return nil, st, fmt.Errorf("record %q: source %d / target %d tokens exceed the model's limits %d / %d (drop --strict to truncate)",
+					r.ID, len(src), len(tgt), o.MaxSrc, o.MaxTgt)
+			}
+			st.Truncated++
+			if len(src) > o.MaxSrc {
+				src = src[:o.MaxSrc]
+			}
+			if len(tgt) > o.MaxTgt {
+				tgt = append(tgt[:o.MaxTgt-1:o.MaxTgt-1], EOSID)
+			}
+		}
+		out = append(out, Example{ID: r.ID, Src: src, Tgt: tgt})
+	}
+	return out, st, nil
+}
+
+func targetIDs(v *Vocab, r *data.Record, sep bool) ([]int, int, error) {
+	if !sep {
+		ids, unk := v.TargetIDs(Tokens(r.Output))
+		return append(ids, EOSID), unk, nil
+	}
+	parts := r.Parts
+	if len(parts) == 0 {
+		parts = []string{r.Output}
+	}
+	var ids []int
+	unk := 0
+	for _, p := range parts {
+		pi, u := v.TargetIDs(Tokens(p))
+		ids = append(append(ids, pi...), SepID)
+		unk += u
+	}
+	return append(ids, EOSID), unk, nil
+}
+
+// Batch is a padded group of examples; its shape keys the compiled graph.
+type Batch struct {
+	// Rows are the examples; fewer than the batch size at the end of a
+	// bucket, the missing rows being all padding.
+	Rows []*Example
+	// B, S, T are the padded shape: rows, source length, target length.
+	B, S, T int
+	// Src [B, S] source ids, PadID beyond each row's length.
+	Src []int
+	// DecIn [B, T] decoder inputs: StartID then the target shifted right.
+	DecIn []int
+	// Tgt [B, T] target ids, PadID where not scored.
+	Tgt []int
+	// Tokens counts target tokens scored.
+	Tokens int
+}
+
+// RoundUp rounds n up to a multiple of w (w >= 1), at least w.
+func RoundUp(n, w int) int {
+	if n < 1 {
+		n = 1
+	}
+	return (n + w - 1) / w * w
+}
+
+// MakeBatch pads rows into a batch of b rows with lengths rounded up to a
+// multiple of width, so few distinct graph shapes arise.
+func MakeBatch(rows []*Example, b, width int) *Batch {
+	s, t := 1, 1
+	for _, e := range rows {
+		s = max(s, len(e.Src))
+		t = max(t, len(e.Tgt))
+	}
+	s, t = RoundUp(s, width), RoundUp(t, width)
+	bt := &Batch{Rows: rows, B: b, S: s, T: t,
+		Src: make([]int, b*s), DecIn: make([]int, b*t), Tgt: make([]int, b*t)}
+	for i, e := range rows {
+		copy(bt.Src[i*s:], e.Src)
+		bt.DecIn[i*t] = StartID
+		copy(bt.DecIn[i*t+1:(i+1)*t], e.Tgt[:len(e.Tgt)-1])
+		copy(bt.Tgt[i*t:], e.Tgt)
+		bt.Tokens += len(e.Tgt)
+	}
+	return bt
+}
+
+// Batches groups examples of similar length into batches of b rows:
+// examples are sorted by (target, source) length bucket, cut into batches,
+// and the batch order shuffled by rng (nil keeps the sorted order, for
+// evaluation). Within a bucket the examples are shuffled first, so each
+// epoch sees different batch compositions.
+func Batches(ex []Example, b, width int, rng *rand.Rand) []*Batch {
+	idx := make([]int, len(ex))
+	for i := range idx {
+		idx[i] = i
+	}
+	if rng != nil {
+		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+	}
+	key := func(e *Example) [2]int {
+		return [2]int{RoundUp(len(e.Tgt), width), RoundUp(len(e.Src), width)}
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, c := key(&ex[idx[i]]), key(&ex[idx[j]])
+		if a[0] != c[0] {
+			return a[0] < c[0]
+		}
+		return a[1] < c[1]
+	})
+	var out []*Batch
+	for start := 0; start < len(idx); {
+		k := key(&ex[idx[start]])
+		end := start
+		var rows []*Example
+		for end < len(idx) && len(rows) < b && key(&ex[idx[end]]) == k {
+			rows = append(rows, &ex[idx[end]])
+			end++
+		}
+		out = append(out, MakeBatch(rows, b, width))
+		start = end
+	}
+	if rng != nil {
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}

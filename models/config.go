@@ -1,0 +1,125 @@
+// Package models holds compgen's sequence-to-sequence models: the
+// encoder-decoder Transformer of Vaswani et al. as configured by Shi et al.
+// (2023, §4-5 and App. C) and Keysers et al. (2020, App. E), its relative
+// attention, separator and decompositional-mask variants, together with the
+// vocabulary and batching they share with the other models.
+package models
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Config describes one Transformer. Every field is saved in the run's
+// config.json.
+type Config struct {
+	// Variant is the --model name this config was made from.
+	Variant string `json:"variant"`
+	// Layers is the number of encoder layers and of decoder layers.
+	Layers int `json:"layers"`
+	// Heads is the number of attention heads; it divides Dim.
+	Heads int `json:"heads"`
+	// Dim is the embedding and hidden size.
+	Dim int `json:"dim"`
+	// MLPDim is the inner size of the position-wise feed-forward layer.
+	MLPDim int `json:"mlp_dim"`
+	// Dropout is the drop probability on embeddings, sublayer outputs and
+	// the feed-forward hidden layer.
+	Dropout float64 `json:"dropout"`
+	// Relative replaces sinusoidal positions with learned relative-position
+	// biases per head (Shaw et al. 2018, T5 buckets).
+	Relative bool `json:"relative"`
+	// RelBuckets is the number of relative-position buckets.
+	RelBuckets int `json:"rel_buckets"`
+	// RelMaxDistance is the distance from which all positions share the
+	// last bucket.
+	RelMaxDistance int `json:"rel_max_distance"`
+	// Separators puts a separator token after every program part.
+	Separators bool `json:"separators"`
+	// Mask is the decoder self-attention mask: causal, sep-full,
+	// sep-to-sep-and-last or sep-to-last (Shi et al. §4).
+	Mask string `json:"mask"`
+	// MaxSrcLen is the longest source sequence, in tokens.
+	MaxSrcLen int `json:"max_src_len"`
+	// MaxTgtLen is the longest target sequence, EOS and separators included.
+	MaxTgtLen int `json:"max_tgt_len"`
+	// SrcVocab and TgtVocab are the vocabulary sizes, set from the data.
+	SrcVocab int `json:"src_vocab"`
+	TgtVocab int `json:"tgt_vocab"`
+}
+
+// DefaultConfig is the paper-size model: 3 layers, 4 heads, embedding 256,
+// MLP 512, dropout 0.1 (Shi et al. App. C).
+func DefaultConfig() Config {
+	return Config{
+		Variant: "transformer", Layers: 3, Heads: 4, Dim: 256, MLPDim: 512,
+		Dropout: 0.1, RelBuckets: 32, RelMaxDistance: 128, Mask: "causal",
+		MaxSrcLen: 128, MaxTgtLen: 128,
+	}
+}
+
+// Variants are the --model names and what each changes in a config. The
+// decompositional masks sit on top of relative attention with separators,
+// as in the paper (§4).
+var Variants = map[string]func(*Config){
+	"transformer":         func(c *Config) {},
+	"relative":            func(c *Config) { c.Relative = true },
+	"transformer-sep":     func(c *Config) { c.Separators = true },
+	"relative-sep":        func(c *Config) { c.Relative, c.Separators = true, true },
+	"sep-full":            func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-full" },
+	"sep-to-sep-and-last": func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-sep-and-last" },
+	"sep-to-last":         func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-last" },
+}
+
+// VariantNames lists Variants sorted.
+func VariantNames() []string {
+	out := make([]string, 0, len(Variants))
+	for k := range Variants {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ApplyVariant sets the variant's fields on c, resetting the ones variants
+// change first so that switching variants is clean.
+func (c *Config) ApplyVariant(name string) error {
+	f, ok := Variants[name]
+	if !ok {
+		return fmt.Errorf("unknown model %q (known: %v)", name, VariantNames())
+	}
+	c.Variant, c.Relative, c.Separators, c.Mask = name, false, false, "causal"
+	f(c)
+	return nil
+}
+
+// Validate reports the first inconsistent field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Layers < 1:
+		return fmt.Errorf("model: layers %d < 1", c.Layers)
+	case c.Heads < 1 || c.Dim < 1 || c.Dim%c.Heads != 0:
+		return fmt.Errorf("model: dim %d must be a positive multiple of heads %d", c.Dim, c.Heads)
+	case c.MLPDim < 1:
+		return fmt.Errorf("model: mlp_dim %d < 1", c.MLPDim)
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("model: dropout %v outside [0, 1)", c.Dropout)
+	case c.Relative && (c.RelBuckets < 2 || c.RelMaxDistance < c.RelBuckets):
+		return fmt.Errorf("model: rel_buckets %d / rel_max_distance %d: need 2 <= buckets <= max distance", c.RelBuckets, c.RelMaxDistance)
+	case c.MaxSrcLen < 1 || c.MaxTgtLen < 2:
+		return fmt.Errorf("model: max_src_len %d / max_tgt_len %d too small", c.MaxSrcLen, c.MaxTgtLen)
+	}
+	if _, ok := Variants[c.Variant]; !ok {
+		return fmt.Errorf("model: unknown variant %q (known: %v)", c.Variant, VariantNames())
+	}
+	switch c.Mask {
+	case "causal":
+	case "sep-full", "sep-to-sep-and-last", "sep-to-last":
+		if !c.Separators {
+			return fmt.Errorf("model: mask %q needs separators", c.Mask)
+		}
+	default:
+		return fmt.Errorf("model: unknown mask %q", c.Mask)
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"compgen/ops"
+)
+
+// graphKind says what a compiled graph computes.
+type graphKind int
+
+const (
+	kindTrain  graphKind = iota // loss, gradients, dropout
+	kindLoss                    // loss only, no dropout
+	kindEncode                  // encoder memory
+	kindDecode                  // logits from memory and decoder inputs
+)
+
+// graphKey identifies a compiled graph: Gorgonia graphs have fixed shapes,
+// so one is built per batch shape and reused (building costs ~12 ms).
+type graphKey struct {
+	kind      graphKind
+	b, s, t   int
+	smoothing float32
+}
+
+// graphInputs are a graph's input nodes and their reusable values.
+type graphInputs struct {
+	B, S, T                     int
+	src, decIn, tgt             *G.Node // int [B*S], [B*T], [B*T]
+	srcPos, tgtPos              *G.Node // [B*S, D], [B*T, D]; nil with relative attention
+	encBias, decBias, crossBias *G.Node // [B, 1, S, S], [B, 1, T, T], [B, 1, T, S]
+	mem                         *G.Node // [B*S, D], decode graphs only
+	vals                        map[*G.Node]*tensor.Dense
+}
+
+type compiled struct {
+	in      graphInputs
+	vm      G.VM
+	out     *G.Node // loss scalar, memory or logits
+	grads   G.Nodes
+	gradIdx []int
+	drop    *ops.DropoutSource
+}
+
+func (m *Transformer) graph(k graphKey) (*compiled, error) {
+	if c, ok := m.graphs[k]; ok {
+		return c, nil
+	}
+	c, err := m.build(k)
+	if err != nil {
+		return nil, fmt.Errorf("build graph %v: %w", k, err)
+	}
+	m.graphs[k] = c
+	return c, nil
+}
+
+func (m *Transformer) build(k graphKey) (*compiled, error) {
+	cfg := m.Cfg
+	b := &builder{m: m, g: G.NewGraph(), nodes: map[int]*G.Node{}, train: k.kind == kindTrain}
+	if b.train {
+		// One source per graph: op numbers then do not depend on the
+		// order in which graphs of different shapes were built.
+		b.drop = ops.NewDropoutSource(m.seed)
+	}
+	in := &graphInputs{B: k.b, S: k.s, T: k.t, vals: map[*G.Node]*tensor.Dense{}}
+	B, S, T, D := k.b, k.s, k.t, cfg.Dim
+	mk := func(name string, dt tensor.Dtype, shape ...int) *G.Node {
+		n := b.input(name, dt, shape...)
+		size := 1
+		for _, d := range shape {
+			size *= d
+		}
+		if dt == tensor.Int {
+			in.vals[n] = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(make([]int, size)))
+		} else {
+			in.vals[n] = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(make([]float32, size)))
+		}
+		return n
+	}
+	needEnc := k.kind != kindDecode
+	needDec := k.kind != kindEncode
+	if needEnc {
+		in.src = mk("src", tensor.Int, B*S)
+		in.encBias = mk("enc_bias", tensor.Float32, B, 1, S, S)
+		if !cfg.Relative {
+			in.srcPos = mk("src_pos", tensor.Float32, B*S, D)
+			fillPos(in.vals[in.srcPos].Data().([]float32), B, S, D)
+		}
+	}
+	if needDec {
+		in.decIn = mk("dec_in", tensor.Int, B*T)
+		in.decBias = mk("dec_bias", tensor.Float32, B, 1, T, T)
+		in.crossBias = mk("cross_bias", tensor.Float32, B, 1, T, S)
+		if !cfg.Relative {
+			in.tgtPos = mk("tgt_pos", tensor.Float32, B*T, D)
+			fillPos(in.vals[in.tgtPos].Data().([]float32), B, T, D)
+		}
+	}
+	c := &compiled{}
+	switch k.kind {
+	case kindEncode:
+		c.out = b.encoder(in)
+	case kindDecode:
+		in.mem = mk("mem", tensor.Float32, B*S, D)
+		c.out = b.decoder(in, in.mem)
+	default:
+		mem := b.encoder(in)
+		logits := b.decoder(in, mem) // [B*T, V]
+		in.tgt = mk("tgt", tensor.Int, B*T)
+		if b.err == nil {
+			c.out = b.must(ops.SoftmaxCrossEntropy(logits, in.tgt, PadID, k.smoothing)) // scalar
+		}
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	if k.kind == kindTrain {
+		for i := range m.p.Names {
+			if n, ok := b.nodes[i]; ok {
+				c.grads = append(c.grads, n)
+				c.gradIdx = append(c.gradIdx, i)
+			}
+		}
+		gs, err := G.Grad(c.out, c.grads...)
+		if err != nil {
+			return nil, fmt.Errorf("gradient: %w", err)
+		}
+		c.grads = gs
+	}
+	for n, v := range in.vals {
+		if err := G.Let(n, v); err != nil {
+			return nil, err
+		}
+	}
+	c.in, c.drop = *in, b.drop
+	c.vm = G.NewTapeMachine(b.g)
+	return c, nil
+}
+
+// fillPos writes sinusoidal positions (Vaswani et al. §3.5) for B rows of
+// T positions.
+func fillPos(dst []float32, B, T, D int) {
+	for t := 0; t < T; t++ {
+		row := dst[t*D : (t+1)*D]
+		for i := 0; i < D; i += 2 {
+			a := float64(t) / math.Pow(10000, float64(i)/float64(D))
+			row[i] = float32(math.Sin(a))
+			if i+1 < D {
+				row[i+1] = float32(math.Cos(a))
+			}
+		}
+	}
+	for b := 1; b < B; b++ {
+		copy(dst[b*T*D:(b+1)*T*D], dst[:T*D])
+	}
+}
+
+func fillRel(dst []int, tq, tk int, bidirectional bool, cfg Config) {
+	for i := 0; i < tq; i++ {
+		for j := 0; j < tk; j++ {
+			dst[i*tk+j] = RelBucket(j-i, bidirectional, cfg.RelBuckets, cfg.RelMaxDistance)
+		}
+	}
+}
+
+var negInf = float32(math.Inf(-1))
+
+// fillPadBias writes the [B, 1, Tq, Tk] additive mask letting query i of
+// row b see key j when i < nq[b] and j < nk[b].
+func fillPadBias(dst []float32, B, tq, tk int, nq, nk []int) {
+	for b := 0; b < B; b++ {
+		for i := 0; i < tq; i++ {
+			row := dst[(b*tq+i)*tk : (b*tq+i+1)*tk]
+			for j := range row {
+				if i < nq[b] && j < nk[b] {
+					row[j] = 0
+				} else {
+					row[j] = negInf
+				}
+			}
+		}
+	}
+}
+
+// fillDecBias writes the decoder self-attention mask for decoder inputs
+// ids [B*T] with nq[b] real positions per row.
+func fillDecBias(dst []float32, kind string, ids []int, B, T int, nq []int) error {
+	for b := 0; b < B; b++ {
+		ok, err := DecoderMask(kind, ids[b*T:(b+1)*T], nq[b])
+		if err != nil {
+			return err
+		}
+		for i, a := range ok {
+			if a {
+				dst[b*T*T+i] = 0
+			} else {
+				dst[b*T*T+i] = negInf
+			}
+		}
+	}
+	return nil
+}
+
+// setInputs fills the id inputs and masks of c for one batch.
+func (m *Transformer) setInputs(c *compiled, src, decIn []int, srcLen, decLen []int) error {
+	in := &c.in
+	if in.src != nil {
+		copy(in.vals[in.src].Data().([]int), src)
+		fillPadBias(in.vals[in.encBias].Data().([]float32), in.B, in.S, in.S, srcLen, srcLen)
+	}
+	if in.decIn != nil {
+		copy(in.vals[in.decIn].Data().([]int), decIn)
+		if err := fillDecBias(in.vals[in.decBias].Data().([]float32), m.Cfg.Mask, decIn, in.B, in.T, decLen); err != nil {
+			return err
+		}
+		fillPadBias(in.vals[in.crossBias].Data().([]float32), in.B, in.T, in.S, decLen, srcLen)
+	}
+	return nil
+}
+
+func (c *compiled) run() error {
+	for n, v := range c.in.vals {
+		if err := G.Let(n, v); err != nil {
+			return err
+		}
+	}
+	defer c.vm.Reset()
+	return c.vm.RunAll()
+}
+
+func lengths(rows []*Example, B int, src bool) []int {
+	out := make([]int, B)
+	for i, e := range rows {
+		if src {
+			out[i] = len(e.Src)
+		} else {
+			out[i] = len(e.Tgt)
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gorgonia.org/tensor"
+)
+
+// Params are a model's weights: float32 tensors shared by every compiled
+// graph (each graph binds its parameter nodes to these same tensors, so an
+// update in place is seen by all of them), with one gradient buffer each.
+type Params struct {
+	// Names are unique, in creation order (the checkpoint order).
+	Names []string
+	// Values hold the weights.
+	Values []*tensor.Dense
+	// Grads hold the gradients of the last backward pass, same shapes.
+	Grads [][]float32
+
+	index map[string]int
+}
+
+// Add creates a parameter filled by init.
+func (p *Params) Add(name string, shape tensor.Shape, init func(w []float32)) int {
+	if p.index == nil {
+		p.index = map[string]int{}
+	}
+	if _, dup := p.index[name]; dup {
+		panic("models: duplicate parameter " + name) // programmer bug
+	}
+	w := make([]float32, shape.TotalSize())
+	init(w)
+	p.index[name] = len(p.Names)
+	p.Names = append(p.Names, name)
+	p.Values = append(p.Values, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)))
+	p.Grads = append(p.Grads, make([]float32, len(w)))
+	return len(p.Names) - 1
+}
+
+// Data is the backing slice of parameter i.
+func (p *Params) Data(i int) []float32 { return p.Values[i].Data().([]float32) }
+
+// Index finds a parameter by name.
+func (p *Params) Index(name string) (int, bool) {
+	i, ok := p.index[name]
+	return i, ok
+}
+
+// Count is the number of scalar weights.
+func (p *Params) Count() int {
+	n := 0
+	for i := range p.Values {
+		n += len(p.Data(i))
+	}
+	return n
+}
+
+// ZeroGrads clears every gradient buffer.
+func (p *Params) ZeroGrads() {
+	for _, g := range p.Grads {
+		clear(g)
+	}
+}
+
+// Load copies named tensors into the parameters; names and shapes must
+// match exactly, so a checkpoint of another model is refused.
+func (p *Params) Load(names []string, shapes [][]int, vals [][]float32) error {
+	if len(names) != len(p.Names) {
+		return fmt.Errorf("checkpoint has %d tensors, the model %d", len(names), len(p.Names))
+	}
+	for k, n := range names {
+		i, ok := p.index[n]
+		if !ok {
+			return fmt.Errorf("checkpoint tensor %q is not a parameter of this model", n)
+		}
+		want := p.Values[i].Shape()
+		if !sameShape(want, shapes[k]) {
+			return fmt.Errorf("checkpoint tensor %q has shape %v, the model %v", n, shapes[k], want)
+		}
+		copy(p.Data(i), vals[k])
+	}
+	return nil
+}
+
+func sameShape(a tensor.Shape, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// xavier fills a [fanIn, fanOut] matrix uniformly in +-sqrt(6/(in+out))
+// (Glorot & Bengio 2010), from compgen's seeded generator.
+func xavier(rng *rand.Rand, fanIn, fanOut int) func([]float32) {
+	lim := math.Sqrt(6 / float64(fanIn+fanOut))
+	return func(w []float32) {
+		for i := range w {
+			w[i] = float32((2*rng.Float64() - 1) * lim)
+		}
+	}
+}
+
+// normal fills with N(0, std^2).
+func normal(rng *rand.Rand, std float64) func([]float32) {
+	return func(w []float32) {
+		for i := range w {
+			w[i] = float32(rng.NormFloat64() * std)
+		}
+	}
+}
+
+func constant(c float32) func([]float32) {
+	return func(w []float32) {
+		for i := range w {
+			w[i] = c
+		}
+	}
+}

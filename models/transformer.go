@@ -1,0 +1,260 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"compgen/data"
+	"compgen/ops"
+)
+
+// Transformer is the encoder-decoder of Vaswani et al. (2017) in the
+// configuration of Shi et al. (§4, App. C). Decision (the paper does not
+// say): LayerNorm before each sublayer with a final LayerNorm per stack
+// (pre-LN, as the Flax Transformer their code builds on), ReLU
+// feed-forward, untied output projection, and no attention-weight dropout.
+type Transformer struct {
+	// Cfg is the validated configuration.
+	Cfg Config
+	p   Params
+	// ids of the parameters, per layer.
+	srcEmb, tgtEmb, outW, outB int
+	enc, dec                   []layerIDs
+	encLN, decLN               [2]int
+	graphs                     map[graphKey]*compiled
+	seed                       uint64 // dropout masks derive from it
+}
+
+type attnIDs struct{ wq, wk, wv, wo, bq, bk, bv, bo, rel int }
+
+type layerIDs struct {
+	self, cross attnIDs
+	ln          [3][2]int // [sublayer][gain, bias]
+	w1, b1      int
+	w2, b2      int
+}
+
+// NewTransformer makes a model with weights drawn from seed (compgen's
+// generator, never Gorgonia's clock-seeded initialisers).
+func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.SrcVocab <= UnkID || cfg.TgtVocab <= UnkID {
+		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)
+	}
+	rng := data.SubRand(seed, "init")
+	m := &Transformer{Cfg: cfg, graphs: map[graphKey]*compiled{}, seed: seed}
+	d, p := cfg.Dim, &m.p
+	// Embeddings N(0, 1) without the sqrt(d) factor: the same forward pass
+	// as Vaswani's N(0, 1/d) scaled by sqrt(d).
+	m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, d}, normal(rng, 1))
+	m.tgtEmb = p.Add("tgt_emb", tensor.Shape{cfg.TgtVocab, d}, normal(rng, 1))
+	ln := func(name string) [2]int {
+		return [2]int{p.Add(name+".g", tensor.Shape{d}, constant(1)), p.Add(name+".b", tensor.Shape{d}, constant(0))}
+	}
+	attn := func(name string, rel bool) attnIDs {
+		a := attnIDs{rel: -1}
+		a.wq = p.Add(name+".wq", tensor.Shape{d, d}, xavier(rng, d, d))
+		a.wk = p.Add(name+".wk", tensor.Shape{d, d}, xavier(rng, d, d))
+		a.wv = p.Add(name+".wv", tensor.Shape{d, d}, xavier(rng, d, d))
+		a.wo = p.Add(name+".wo", tensor.Shape{d, d}, xavier(rng, d, d))
+		a.bq = p.Add(name+".bq", tensor.Shape{d}, constant(0))
+		a.bk = p.Add(name+".bk", tensor.Shape{d}, constant(0))
+		a.bv = p.Add(name+".bv", tensor.Shape{d}, constant(0))
+		a.bo = p.Add(name+".bo", tensor.Shape{d}, constant(0))
+		if rel {
+			// One bias per bucket and head, per layer (Shaw et al.).
+			a.rel = p.Add(name+".rel", tensor.Shape{cfg.RelBuckets, cfg.Heads}, normal(rng, 0.02))
+		}
+		return a
+	}
+	ffn := func(name string, l *layerIDs) {
+		l.w1 = p.Add(name+".w1", tensor.Shape{d, cfg.MLPDim}, xavier(rng, d, cfg.MLPDim))
+		l.b1 = p.Add(name+".b1", tensor.Shape{cfg.MLPDim}, constant(0))
+		l.w2 = p.Add(name+".w2", tensor.Shape{cfg.MLPDim, d}, xavier(rng, cfg.MLPDim, d))
+		l.b2 = p.Add(name+".b2", tensor.Shape{d}, constant(0))
+	}
+	for i := 0; i < cfg.Layers; i++ {
+		n := fmt.Sprintf("enc%d", i)
+		l := layerIDs{self: attn(n+".self", cfg.Relative)}
+		l.ln[0], l.ln[1] = ln(n+".ln0"), ln(n+".ln1")
+		ffn(n+".ffn", &l)
+		m.enc = append(m.enc, l)
+	}
+	m.encLN = ln("enc.ln")
+	for i := 0; i < cfg.Layers; i++ {
+		n := fmt.Sprintf("dec%d", i)
+		l := layerIDs{self: attn(n+".self", cfg.Relative), cross: attn(n+".cross", false)}
+		l.ln[0], l.ln[1], l.ln[2] = ln(n+".ln0"), ln(n+".ln1"), ln(n+".ln2")
+		ffn(n+".ffn", &l)
+		m.dec = append(m.dec, l)
+	}
+	m.decLN = ln("dec.ln")
+	m.outW = p.Add("out.w", tensor.Shape{d, cfg.TgtVocab}, xavier(rng, d, cfg.TgtVocab))
+	m.outB = p.Add("out.b", tensor.Shape{cfg.TgtVocab}, constant(0))
+	return m, nil
+}
+
+// Params are the model's weights.
+func (m *Transformer) Params() *Params { return &m.p }
+
+// Config returns the model configuration.
+func (m *Transformer) Config() Config { return m.Cfg }
+
+// builder builds one graph; parameter nodes are made on first use.
+type builder struct {
+	m      *Transformer
+	g      *G.ExprGraph
+	nodes  map[int]*G.Node
+	train  bool
+	drop   *ops.DropoutSource // nil unless training
+	err    error
+	shapes tensor.Shape
+}
+
+func (b *builder) param(i int) *G.Node {
+	if n, ok := b.nodes[i]; ok {
+		return n
+	}
+	v := b.m.p.Values[i]
+	n := G.NewTensor(b.g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(b.m.p.Names[i]), G.WithValue(v))
+	b.nodes[i] = n
+	return n
+}
+
+// must records the first error and passes n on; after an error the
+// remaining calls are skipped by the callers checking b.err.
+func (b *builder) must(n *G.Node, err error) *G.Node {
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n
+}
+
+func (b *builder) input(name string, dt tensor.Dtype, shape ...int) *G.Node {
+	return G.NewTensor(b.g, dt, len(shape), G.WithShape(shape...), G.WithName(name))
+}
+
+// linear computes x·W + bias for x [N, in].
+func (b *builder) linear(x *G.Node, w, bias int) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	y := b.must(G.Mul(x, b.param(w)))                               // [N, out]
+	return b.must(G.BroadcastAdd(y, b.param(bias), nil, []byte{0})) // [N, out]
+}
+
+// dropout draws its masks from the graph's own source, a function of
+// (seed, op number, step), so a resumed run sees the same masks.
+func (b *builder) dropout(x *G.Node) *G.Node {
+	if !b.train || b.m.Cfg.Dropout == 0 || b.err != nil {
+		return x
+	}
+	return b.must(ops.Dropout(x, float32(b.m.Cfg.Dropout), b.drop))
+}
+
+func (b *builder) layerNorm(x *G.Node, ids [2]int) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(ops.LayerNorm(x, b.param(ids[0]), b.param(ids[1]), ops.LayerNormEps)) // [N, D]
+}
+
+// attention is multi-head attention of queries xq [B*Tq, D] over keys and
+// values xkv [B*Tk, D]; bias [B, 1, Tq, Tk] is the additive mask (0 or
+// -Inf). Layers with a relative table add its learned bias per head over
+// buckets (RelBucket; bidirectional in the encoder, causal in the decoder).
+func (b *builder) attention(xq, xkv *G.Node, a attnIDs, bsz, tq, tk int, bias *G.Node, bidirectional bool) *G.Node {
+	if b.err != nil {
+		return xq
+	}
+	c := b.m.Cfg
+	q := b.linear(xq, a.wq, a.bq)  // [B*Tq, D]
+	k := b.linear(xkv, a.wk, a.bk) // [B*Tk, D]
+	v := b.linear(xkv, a.wv, a.bv) // [B*Tk, D]
+	if b.err != nil {
+		return xq
+	}
+	scale := float32(1 / math.Sqrt(float64(c.Dim/c.Heads)))
+	s := b.must(ops.AttnScores(q, k, bsz, c.Heads, scale)) // [B, H, Tq, Tk]
+	var rel *G.Node
+	if a.rel >= 0 && b.err == nil {
+		buckets := make([]int, tq*tk)
+		fillRel(buckets, tq, tk, bidirectional, c)
+		rel = b.must(ops.RelativeBias(b.param(a.rel), buckets, tq, tk)) // [1, H, Tq, Tk]
+	}
+	if b.err != nil {
+		return xq
+	}
+	p := b.must(ops.AttentionSoftmax(s, bias, rel)) // [B, H, Tq, Tk]
+	if b.err != nil {
+		return xq
+	}
+	o := b.must(ops.AttnValues(p, v, c.Heads)) // [B*Tq, D]
+	if b.err != nil {
+		return xq
+	}
+	return b.linear(o, a.wo, a.bo) // [B*Tq, D]
+}
+
+func (b *builder) ffn(x *G.Node, l *layerIDs) *G.Node {
+	hid := b.linear(x, l.w1, l.b1) // [N, MLP]
+	if b.err != nil {
+		return x
+	}
+	hid = b.dropout(b.must(G.Rectify(hid))) // [N, MLP]
+	return b.linear(hid, l.w2, l.b2)        // [N, D]
+}
+
+// residual adds dropout(f(LN(x))) to x.
+func (b *builder) residual(x *G.Node, ln [2]int, f func(*G.Node) *G.Node) *G.Node {
+	y := b.dropout(f(b.layerNorm(x, ln)))
+	if b.err != nil {
+		return x
+	}
+	return b.must(G.Add(x, y)) // [N, D]
+}
+
+// embed looks up ids [B*T] and adds sinusoidal positions pos [B*T, D]
+// (nil with relative attention).
+func (b *builder) embed(table int, ids, pos *G.Node) *G.Node {
+	x := b.must(ops.Embed(b.param(table), ids)) // [B*T, D]
+	if pos != nil && b.err == nil {
+		x = b.must(G.Add(x, pos)) // [B*T, D]
+	}
+	return b.dropout(x)
+}
+
+// encoder returns the memory [B*S, D].
+func (b *builder) encoder(in *graphInputs) *G.Node {
+	x := b.embed(b.m.srcEmb, in.src, in.srcPos) // [B*S, D]
+	for i := range b.m.enc {
+		l := &b.m.enc[i]
+		x = b.residual(x, l.ln[0], func(y *G.Node) *G.Node {
+			return b.attention(y, y, l.self, in.B, in.S, in.S, in.encBias, true)
+		})
+		x = b.residual(x, l.ln[1], func(y *G.Node) *G.Node { return b.ffn(y, l) })
+	}
+	return b.layerNorm(x, b.m.encLN) // [B*S, D]
+}
+
+// decoder returns the logits [B*T, V] given the memory [B*S, D].
+func (b *builder) decoder(in *graphInputs, mem *G.Node) *G.Node {
+	x := b.embed(b.m.tgtEmb, in.decIn, in.tgtPos) // [B*T, D]
+	for i := range b.m.dec {
+		l := &b.m.dec[i]
+		x = b.residual(x, l.ln[0], func(y *G.Node) *G.Node {
+			return b.attention(y, y, l.self, in.B, in.T, in.T, in.decBias, false)
+		})
+		x = b.residual(x, l.ln[1], func(y *G.Node) *G.Node {
+			return b.attention(y, mem, l.cross, in.B, in.T, in.S, in.crossBias, false)
+		})
+		x = b.residual(x, l.ln[2], func(y *G.Node) *G.Node { return b.ffn(y, l) })
+	}
+	x = b.layerNorm(x, b.m.decLN)          // [B*T, D]
+	return b.linear(x, b.m.outW, b.m.outB) // [B*T, V]
+}

@@ -1,0 +1,76 @@
+package models
+
+import (
+	"math"
+	"testing"
+
+	"compgen/data"
+)
+
+func tinyRecords() []data.Record {
+	return []data.Record{
+		{ID: "a", Input: "jump twice", Output: "JUMP JUMP", Parts: []string{"JUMP JUMP"}},
+		{ID: "b", Input: "walk and jump", Output: "WALK JUMP", Parts: []string{"WALK", "JUMP"}},
+		{ID: "c", Input: "walk", Output: "WALK", Parts: []string{"WALK"}},
+	}
+}
+
+func tinyModel(t testing.TB, variant string, recs []data.Record) (*Transformer, *Vocab, []Example) {
+	t.Helper()
+	v := BuildVocab(recs)
+	cfg := DefaultConfig()
+	if err := cfg.ApplyVariant(variant); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout = 1, 2, 8, 16, 0
+	cfg.RelBuckets, cfg.RelMaxDistance = 4, 8
+	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
+	m, err := NewTransformer(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _, err := Encode(v, recs, EncodeOptions{Separators: cfg.Separators, MaxSrc: 16, MaxTgt: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, v, ex
+}
+
+// TestModelGradient compares the backward pass of the whole model with
+// central finite differences on a few weights of every parameter.
+func TestModelGradient(t *testing.T) {
+	for _, variant := range []string{"transformer", "sep-to-last"} {
+		t.Run(variant, func(t *testing.T) {
+			m, _, ex := tinyModel(t, variant, tinyRecords())
+			rows := []*Example{&ex[0], &ex[1], &ex[2]}
+			bt := MakeBatch(rows, 4, 4)
+			if _, err := m.Loss(bt, true, 0.1, 1); err != nil {
+				t.Fatal(err)
+			}
+			p := m.Params()
+			grads := make([][]float32, len(p.Grads))
+			for i := range grads {
+				grads[i] = append([]float32(nil), p.Grads[i]...)
+			}
+			const h = 2e-3
+			for i, name := range p.Names {
+				w := p.Data(i)
+				for _, k := range []int{0, len(w) / 2, len(w) - 1} {
+					old := w[k]
+					w[k] = old + h
+					lp, err := m.Loss(bt, false, 0.1, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w[k] = old - h
+					lm, _ := m.Loss(bt, false, 0.1, 0)
+					w[k] = old
+					num := (lp - lm) / (2 * h)
+					if d := math.Abs(num - float64(grads[i][k])); d > 2e-3+0.05*math.Abs(num) {
+						t.Errorf("%s[%d]: backward %.5f, finite difference %.5f", name, k, grads[i][k], num)
+					}
+				}
+			}
+		})
+	}
+}

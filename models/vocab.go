@@ -1,0 +1,222 @@
+package models
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"compgen/data"
+)
+
+// Special token ids, the same in source and target vocabularies.
+const (
+	// PadID fills batches; it is never attended to and never scored.
+	PadID = 0
+	// StartID opens the decoder input. It doubles as the separator after
+	// each program part: Shi et al.'s public code reuses the start token as
+	// the separator (reference notes, "Separator"), so x_0 of the decoder
+	// input counts as a separator for the decompositional masks (§4).
+	StartID = 1
+	// EOSID ends a target sequence.
+	EOSID = 2
+	// UnkID stands for a token unseen in training.
+	UnkID = 3
+	// SepID is the separator: the start token, see StartID.
+	SepID = StartID
+)
+
+// specials are the reserved tokens, in id order.
+var specials = []string{"<pad>", "<start>", "<eos>", "<unk>"}
+
+// SepToken is how separators are written in text (compgen masks --target).
+const SepToken = "SEP"
+
+// Vocab maps tokens to ids for the source and the target side.
+type Vocab struct {
+	// Source lists source tokens by id; ids 0-3 are the specials.
+	Source []string `json:"source"`
+	// Target lists target tokens by id; ids 0-3 are the specials.
+	Target []string `json:"target"`
+
+	src map[string]int
+	tgt map[string]int
+}
+
+// Tokens splits a string on whitespace, the tokenization of every
+// compgen text dataset (outputs are tokens separated by single spaces).
+func Tokens(s string) []string { return strings.Fields(s) }
+
+// BuildVocab collects the tokens of recs, sorted, after the specials.
+func BuildVocab(recs []data.Record) *Vocab {
+	src, tgt := map[string]bool{}, map[string]bool{}
+	for i := range recs {
+		for _, t := range SourceTokens(&recs[i]) {
+			src[t] = true
+		}
+		for _, t := range Tokens(recs[i].Output) {
+			tgt[t] = true
+		}
+	}
+	v := &Vocab{Source: withSpecials(src), Target: withSpecials(tgt)}
+	v.index()
+	return v
+}
+
+func withSpecials(set map[string]bool) []string {
+	out := append([]string(nil), specials...)
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		if !isSpecial(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return append(out, keys...)
+}
+
+func isSpecial(t string) bool {
+	for _, s := range specials {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *Vocab) index() {
+	v.src = make(map[string]int, len(v.Source))
+	for i, t := range v.Source {
+		v.src[t] = i
+	}
+	v.tgt = make(map[string]int, len(v.Target))
+	for i, t := range v.Target {
+		v.tgt[t] = i
+	}
+}
+
+// Validate checks that both sides start with the specials and have no
+// duplicates.
+func (v *Vocab) Validate() error {
+	for side, toks := range map[string][]string{"source": v.Source, "target": v.Target} {
+		if len(toks) < len(specials) {
+			return fmt.Errorf("vocab: %s side has %d tokens, want at least %d", side, len(toks), len(specials))
+		}
+		seen := map[string]bool{}
+		for i, t := range toks {
+			if i < len(specials) && t != specials[i] {
+				return fmt.Errorf("vocab: %s token %d is %q, want %q", side, i, t, specials[i])
+			}
+			if seen[t] {
+				return fmt.Errorf("vocab: %s token %q appears twice", side, t)
+			}
+			seen[t] = true
+		}
+	}
+	return nil
+}
+
+// SourceIDs maps source tokens to ids; unknown tokens become UnkID and are
+// counted.
+func (v *Vocab) SourceIDs(toks []string) (ids []int, unknown int) {
+	return lookup(v.src, toks)
+}
+
+// TargetIDs maps target tokens to ids, counting unknown ones.
+func (v *Vocab) TargetIDs(toks []string) (ids []int, unknown int) {
+	return lookup(v.tgt, toks)
+}
+
+func lookup(m map[string]int, toks []string) ([]int, int) {
+	ids := make([]int, len(toks))
+	unk := 0
+	for i, t := range toks {
+		id, ok := m[t]
+		if !ok {
+			id = UnkID
+			unk++
+		}
+		ids[i] = id
+	}
+	return ids, unk
+}
+
+// Detok turns predicted target ids into the output string: it stops at EOS
+// and drops padding, start and separators, which are removed before
+// evaluation (Shi et al. §4).
+func (v *Vocab) Detok(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if id == EOSID {
+			break
+		}
+		if id == PadID || id == StartID || id < 0 || id >= len(v.Target) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(v.Target[id])
+	}
+	return b.String()
+}
+
+// SourceTokens is the model input of a record: its Input, or for I/O
+// specifications the examples joined as "in -> out | in -> out", character
+// by character, so a text vocabulary covers them.
+func SourceTokens(r *data.Record) []string {
+	if r.Input != "" || len(r.Inputs) == 0 {
+		return Tokens(r.Input)
+	}
+	var out []string
+	for i, in := range r.Inputs {
+		if i > 0 {
+			out = append(out, "|")
+		}
+		out = append(out, chars(in)...)
+		out = append(out, "->")
+		if i < len(r.Outputs) {
+			out = append(out, chars(r.Outputs[i])...)
+		}
+	}
+	return out
+}
+
+func chars(s string) []string {
+	out := make([]string, 0, len(s))
+	for _, c := range s {
+		if c == ' ' {
+			out = append(out, "<sp>")
+			continue
+		}
+		out = append(out, string(c))
+	}
+	return out
+}
+
+// ReadVocab loads vocab.json.
+func ReadVocab(path string) (*Vocab, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	var v Vocab
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("vocab %s: %w", path, err)
+	}
+	if err := v.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	v.index()
+	return &v, nil
+}
+
+// MarshalIndent gives the bytes of vocab.json.
+func (v *Vocab) MarshalIndent() ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
