@@ -162,7 +162,13 @@ func TestGradients(t *testing.T) {
 		{name: "embed repeated ids", inputs: []*tensor.Dense{randT(20, 1, 5, 3), intT1(1, 3, 1, 4)}, diff: []bool{true, false},
 			build: func(in []*G.Node) (*G.Node, error) { return Embed(in[0], in[1]) }},
 		{name: "relative bias", inputs: []*tensor.Dense{randT(21, 1, 4, 2)}, diff: []bool{true},
-			build: func(in []*G.Node) (*G.Node, error) { return RelativeBias(in[0], []int{0, 1, 2, 3, 0, 1, 3, 3, 0}, 3, 3) }},
+			build: func(in []*G.Node) (*G.Node, error) {
+				return RelativeBias(in[0], []int{0, 1, 2, 3, 0, 1, 3, 3, 0}, 3, 3)
+			}},
+		{name: "add bias", inputs: []*tensor.Dense{randT(23, 1, 3, 4), randT(24, 1, 4)}, diff: []bool{true, true},
+			build: func(in []*G.Node) (*G.Node, error) { return AddBias(in[0], in[1]) }},
+		{name: "linear", inputs: []*tensor.Dense{randT(25, 1, 3, 4), randT(26, 1, 4, 2), randT(27, 1, 2)}, diff: []bool{true, true, true},
+			build: func(in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], in[2]) }},
 		{name: "dropout", inputs: []*tensor.Dense{randT(22, 1, 4, 6)}, diff: []bool{true},
 			build: func(in []*G.Node) (*G.Node, error) { return Dropout(in[0], 0.3, src) }},
 	}

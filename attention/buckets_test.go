@@ -1,0 +1,76 @@
+package attention
+
+import "testing"
+
+func TestBucket(t *testing.T) {
+	cases := []struct {
+		name string
+		n    int
+		bi   bool
+		want int
+	}{
+		// Bidirectional, 32 buckets: 16 per side, 8 exact, log-spaced to 128.
+		{"bi same position", 0, true, 0},
+		{"bi past exact", 7, true, 7},
+		{"bi past first log", 8, true, 8},
+		{"bi past 15", 15, true, 9},  // 8 + floor(log(15/8)/log(16)*8) = 8 + 1
+		{"bi past 16", 16, true, 10}, // exactly 8 + 2
+		{"bi past 31", 31, true, 11},
+		{"bi past 32", 32, true, 12},
+		{"bi past 127", 127, true, 15},
+		{"bi past 128 clipped", 128, true, 15},
+		{"bi past far", 1000, true, 15},
+		{"bi future 1", -1, true, 17},
+		{"bi future 7", -7, true, 23},
+		{"bi future 16", -16, true, 26},
+		{"bi future far", -500, true, 31},
+		// Causal, 32 buckets: 16 exact, log-spaced to 128.
+		{"causal same", 0, false, 0},
+		{"causal past 15", 15, false, 15},
+		{"causal past 16", 16, false, 16},
+		{"causal past 32", 32, false, 21}, // 16 + floor(log(2)/log(8)*16) = 16 + 5
+		{"causal past 64", 64, false, 26}, // 16 + floor(2/3*16) = 16 + 10
+		{"causal past 127", 127, false, 31},
+		{"causal past 128 clipped", 128, false, 31},
+		{"causal future", -3, false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Bucket(c.n, c.bi, 32, 128); got != c.want {
+				t.Errorf("Bucket(%d, %v) = %d, want %d", c.n, c.bi, got, c.want)
+			}
+		})
+	}
+}
+
+func TestBucketsMonotone(t *testing.T) {
+	for _, bi := range []bool{true, false} {
+		prev := -1
+		for n := 0; n < 300; n++ {
+			b := Bucket(n, bi, 32, 128)
+			if b < prev || b > prev+1 && n > 0 {
+				t.Fatalf("bidirectional=%v: bucket jumps from %d to %d at distance %d", bi, prev, b, n)
+			}
+			prev = b
+		}
+	}
+}
+
+func TestBucketsMatrix(t *testing.T) {
+	got := Buckets(2, 3, true, 32, 128)
+	want := []int{0, 17, 18, 1, 0, 17}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Buckets = %v, want %v", got, want)
+		}
+	}
+	if err := checkBuckets(32, 128, true); err != nil {
+		t.Error(err)
+	}
+	if err := checkBuckets(3, 128, true); err == nil {
+		t.Error("odd bidirectional bucket count accepted")
+	}
+	if err := checkBuckets(32, 8, true); err == nil {
+		t.Error("max distance inside exact range accepted")
+	}
+}
