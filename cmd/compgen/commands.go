@@ -17,6 +17,8 @@ type command struct {
 
 // commands is the whole CLI: one visible map, no registration magic.
 var commands = map[string]command{
+	"eval":  {"exact match / execution accuracy of predictions against gold records", runEval},
+	"agree": {"agreement rates between models and their random baseline", runAgree},
 }
 
 func printHelp(w io.Writer) {
