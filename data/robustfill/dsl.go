@@ -201,6 +201,13 @@ func TypeRegex(t Type) Regex { return Regex{Type: t} }
 // DelimRegex returns the regex matching delimiter d.
 func DelimRegex(d byte) Regex { return Regex{Delim: d} }
 
+func (r Regex) String() string {
+	if r.Type != TypeInvalid {
+		return r.Type.String()
+	}
+	return fmt.Sprintf("%q", r.Delim)
+}
+
 func (r Regex) valid() bool {
 	if r.Type != TypeInvalid {
 		return r.Type < numTypes && r.Delim == 0
