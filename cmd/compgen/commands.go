@@ -17,8 +17,10 @@ type command struct {
 
 // commands is the whole CLI: one visible map, no registration magic.
 var commands = map[string]command{
-	"eval":  {"exact match / execution accuracy of predictions against gold records", runEval},
-	"agree": {"agreement rates between models and their random baseline", runAgree},
+	"easiness": {"predicted easiness of test examples from unobserved local structures (n-LS)", runEasiness},
+	"auc":      {"ROC AUC of predicted easiness against majority model correctness", runAUC},
+	"eval":     {"exact match / execution accuracy of predictions against gold records", runEval},
+	"agree":    {"agreement rates between models and their random baseline", runAgree},
 }
 
 func printHelp(w io.Writer) {
