@@ -136,12 +136,14 @@ func MakeBatch(rows []*Example, b, width int) *Batch {
 	return bt
 }
 
-// Batches groups examples of similar length into batches of b rows:
+// Batches groups examples of similar length into batches of b rows (with
+// tokens > 0: max(1, min(b, tokens / padded target length)) rows, so
+// batches hold about the same number of target tokens):
 // examples are sorted by (target, source) length bucket, cut into batches,
 // and the batch order shuffled by rng (nil keeps the sorted order, for
 // evaluation). Within a bucket the examples are shuffled first, so each
 // epoch sees different batch compositions.
-func Batches(ex []Example, b, width int, rng *rand.Rand) []*Batch {
+func Batches(ex []Example, b, tokens, width int, rng *rand.Rand) []*Batch {
 	idx := make([]int, len(ex))
 	for i := range idx {
 		idx[i] = i
@@ -162,13 +164,17 @@ func Batches(ex []Example, b, width int, rng *rand.Rand) []*Batch {
 	var out []*Batch
 	for start := 0; start < len(idx); {
 		k := key(&ex[idx[start]])
+		rowsMax := b
+		if tokens > 0 {
+			rowsMax = max(1, min(b, tokens/k[0]))
+		}
 		end := start
 		var rows []*Example
-		for end < len(idx) && len(rows) < b && key(&ex[idx[end]]) == k {
+		for end < len(idx) && len(rows) < rowsMax && key(&ex[idx[end]]) == k {
 			rows = append(rows, &ex[idx[end]])
 			end++
 		}
-		out = append(out, MakeBatch(rows, b, width))
+		out = append(out, MakeBatch(rows, rowsMax, width))
 		start = end
 	}
 	if rng != nil {

@@ -1,0 +1,255 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"compgen/data"
+	"compgen/models"
+	"compgen/safetensors"
+)
+
+// A run folder holds:
+//
+//	config.json        the Config (model + optimisation), written at the start
+//	vocab.json         the vocabularies
+//	model.safetensors  the latest weights
+//	optim.safetensors  Adam's moments for those weights
+//	state.json         step, best dev result, for --resume
+//	best.safetensors   the weights with the best dev exact match
+//	metrics.jsonl      one line per log interval and per evaluation
+//
+// Decision: the optimizer moments go in their own safetensors file rather
+// than state.json, so they stay exact float32 and compact.
+const (
+	ConfigFile  = "config.json"
+	VocabFile   = "vocab.json"
+	ModelFile   = "model.safetensors"
+	OptimFile   = "optim.safetensors"
+	StateFile   = "state.json"
+	BestFile    = "best.safetensors"
+	MetricsFile = "metrics.jsonl"
+)
+
+// State is what resumption needs besides weights and moments. Batch order
+// and dropout derive from (seed, step), so the step is the RNG position.
+type State struct {
+	// Step is the number of optimizer steps done.
+	Step int `json:"step"`
+	// AdamT is the optimizer's update count.
+	AdamT int `json:"adam_t"`
+	// BestStep, BestEM, BestLoss describe best.safetensors (BestStep 0:
+	// none yet).
+	BestStep int     `json:"best_step"`
+	BestEM   float64 `json:"best_em"`
+	BestLoss float64 `json:"best_loss"`
+}
+
+func tensorsOf(p *models.Params, prefix string, vals [][]float32) ([]safetensors.Tensor, error) {
+	out := make([]safetensors.Tensor, len(p.Names))
+	for i, n := range p.Names {
+		t, err := safetensors.FromFloat32s(prefix+n, p.Values[i].Shape(), vals[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func paramData(p *models.Params) [][]float32 {
+	out := make([][]float32, len(p.Names))
+	for i := range out {
+		out[i] = p.Data(i)
+	}
+	return out
+}
+
+func writeSafetensors(set *data.OutputSet, path string, ts []safetensors.Tensor, meta map[string]string) error {
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	return safetensors.Write(w, ts, meta)
+}
+
+func writeJSON(set *data.OutputSet, path string, v any) error {
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// saveCheckpoint writes weights, moments and state all-or-nothing, plus
+// best.safetensors when best is set.
+func saveCheckpoint(dir string, p *models.Params, opt *Adam, st State, best bool) error {
+	set := data.NewOutputSet(true)
+	meta := map[string]string{"step": strconv.Itoa(st.Step)}
+	w, err := tensorsOf(p, "", paramData(p))
+	if err == nil {
+		err = writeSafetensors(set, filepath.Join(dir, ModelFile), w, meta)
+	}
+	if err == nil && best {
+		err = writeSafetensors(set, filepath.Join(dir, BestFile), w, meta)
+	}
+	if err == nil && opt != nil {
+		var m, v []safetensors.Tensor
+		m, err = tensorsOf(p, "m/", opt.M)
+		if err == nil {
+			v, err = tensorsOf(p, "v/", opt.V)
+		}
+		if err == nil {
+			err = writeSafetensors(set, filepath.Join(dir, OptimFile), append(m, v...), meta)
+		}
+	}
+	if err == nil {
+		err = writeJSON(set, filepath.Join(dir, StateFile), st)
+	}
+	if err != nil {
+		set.Abort()
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return set.Commit()
+}
+
+// LoadWeights reads a safetensors file into p; names and shapes must match.
+// prefix selects tensors "prefix+name" (optimizer moments).
+func LoadWeights(path string, p *models.Params) error {
+	vals, err := readTensors(path, p, "")
+	if err != nil {
+		return err
+	}
+	copyInto(paramData(p), vals)
+	return nil
+}
+
+func copyInto(dst, src [][]float32) {
+	for i := range dst {
+		copy(dst[i], src[i])
+	}
+}
+
+// readTensors reads the tensors prefix+name of every parameter, checking
+// shapes and that the file holds nothing else with that prefix.
+func readTensors(path string, p *models.Params, prefix string) ([][]float32, error) {
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+		return nil, fmt.Errorf("corrupt checkpoint: %w", err)
+	}
+	out := make([][]float32, len(p.Names))
+	for i, n := range p.Names {
+		t, ok := f.Get(prefix + n)
+		if !ok {
+			return nil, fmt.Errorf("checkpoint %s lacks tensor %q: it belongs to another model or vocabulary", path, prefix+n)
+		}
+		want := p.Values[i].Shape()
+		if len(t.Shape) != len(want) {
+			return nil, fmt.Errorf("checkpoint %s: tensor %q has shape %v, the model %v (another model or vocabulary)", path, n, t.Shape, want)
+		}
+		for k := range want {
+			if t.Shape[k] != want[k] {
+				return nil, fmt.Errorf("checkpoint %s: tensor %q has shape %v, the model %v (another model or vocabulary)", path, n, t.Shape, want)
+			}
+		}
+		v, err := t.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: tensor %q: %w", path, n, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// loadOptim reads Adam's moments.
+func loadOptim(path string, p *models.Params, opt *Adam) error {
+	m, err := readTensors(path, p, "m/")
+	if err != nil {
+		return err
+	}
+	v, err := readTensors(path, p, "v/")
+	if err != nil {
+		return err
+	}
+	copyInto(opt.M, m)
+	copyInto(opt.V, v)
+	return nil
+}
+
+func readJSONStrict(path string, v any) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: empty file", path)
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Run is a trained model loaded from a run folder.
+type Run struct {
+	// Dir is the run folder.
+	Dir string
+	// Config is RUN/config.json.
+	Config Config
+	// Vocab is RUN/vocab.json.
+	Vocab *models.Vocab
+	// Model holds the loaded weights.
+	Model *models.Transformer
+}
+
+// OpenRun loads a run's config, vocabulary and weights: best.safetensors
+// when it exists and best is set, model.safetensors otherwise.
+func OpenRun(dir string, best bool) (*Run, error) {
+	r := &Run{Dir: dir}
+	if err := readJSONStrict(filepath.Join(dir, ConfigFile), &r.Config); err != nil {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	if err := r.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("run %s: %s: %w", dir, ConfigFile, err)
+	}
+	v, err := models.ReadVocab(filepath.Join(dir, VocabFile))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	r.Vocab = v
+	if len(v.Source) != r.Config.Model.SrcVocab || len(v.Target) != r.Config.Model.TgtVocab {
+		return nil, fmt.Errorf("run %s: vocab.json has %d/%d tokens, config.json says %d/%d", dir,
+			len(v.Source), len(v.Target), r.Config.Model.SrcVocab, r.Config.Model.TgtVocab)
+	}
+	m, err := models.NewTransformer(r.Config.Model, r.Config.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, ModelFile)
+	if bp := filepath.Join(dir, BestFile); best {
+		if _, err := os.Stat(bp); err == nil {
+			path = bp
+		}
+	}
+	if err := LoadWeights(path, m.Params()); err != nil {
+		return nil, err
+	}
+	r.Model = m
+	return r, nil
+}

@@ -1,0 +1,121 @@
+// Package train trains, evaluates, decodes and fine-tunes compgen's
+// sequence-to-sequence models with the settings of Shi et al. (2023, §5 and
+// App. C): Adam (0.9, 0.98, 1e-9), linear warmup then inverse square root
+// decay, label smoothing, global-norm clipping, length-bucketed batches,
+// periodic dev evaluation with the best checkpoint kept, exact resumption,
+// greedy and beam decoding (GNMT length penalty), and few-shot fine-tuning
+// with a constant learning rate.
+package train
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"compgen/models"
+)
+
+// Config is everything a run needs besides its data: saved as
+// RUN/config.json and read back on resume.
+type Config struct {
+	// Model is the architecture.
+	Model models.Config `json:"model"`
+	// Steps is the number of optimizer steps.
+	Steps int `json:"steps"`
+	// Batch is the number of examples per batch (the rows of each graph).
+	Batch int `json:"batch"`
+	// BatchTokens, when > 0, sets the rows per batch to
+	// max(1, BatchTokens / padded target length), capped at Batch, so
+	// long-sequence batches hold fewer examples.
+	BatchTokens int `json:"batch_tokens"`
+	// BucketWidth rounds padded lengths up to a multiple of it, bounding
+	// the number of distinct graph shapes.
+	BucketWidth int `json:"bucket_width"`
+	// LR is the peak learning rate.
+	LR float64 `json:"lr"`
+	// Warmup is the number of linear warmup steps; 0 means a constant LR.
+	Warmup int `json:"warmup"`
+	// Beta1, Beta2 and Eps are Adam's constants.
+	Beta1 float64 `json:"beta1"`
+	Beta2 float64 `json:"beta2"`
+	Eps   float64 `json:"eps"`
+	// LabelSmoothing is the smoothing of the target distribution.
+	LabelSmoothing float64 `json:"label_smoothing"`
+	// ClipNorm is the global gradient-norm limit; 0 disables clipping.
+	ClipNorm float64 `json:"clip_norm"`
+	// EvalEvery is the number of steps between dev evaluations and
+	// checkpoints; 0 evaluates only at the end.
+	EvalEvery int `json:"eval_every"`
+	// EvalLimit caps the dev examples decoded for exact match (0: all).
+	EvalLimit int `json:"eval_limit"`
+	// Seed drives initialisation, batch order and dropout.
+	Seed uint64 `json:"seed"`
+	// Strict fails on over-long examples instead of truncating them.
+	Strict bool `json:"strict"`
+}
+
+// DefaultConfig is the paper's setting (Shi et al. App. C): lr 1e-3,
+// warmup 16000; the batch size and step count suit a CPU.
+func DefaultConfig() Config {
+	return Config{
+		Model: models.DefaultConfig(), Steps: 10000, Batch: 64, BucketWidth: 8,
+		LR: 1e-3, Warmup: 16000, Beta1: 0.9, Beta2: 0.98, Eps: 1e-9,
+		LabelSmoothing: 0, ClipNorm: 1, EvalEvery: 1000, EvalLimit: 1000, Seed: 1,
+	}
+}
+
+// Validate reports the first bad field.
+func (c *Config) Validate() error {
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Steps < 0:
+		return fmt.Errorf("steps %d < 0", c.Steps)
+	case c.Batch < 1:
+		return fmt.Errorf("batch %d < 1", c.Batch)
+	case c.BatchTokens < 0:
+		return fmt.Errorf("batch_tokens %d < 0", c.BatchTokens)
+	case c.BucketWidth < 1:
+		return fmt.Errorf("bucket_width %d < 1", c.BucketWidth)
+	case !(c.LR > 0):
+		return fmt.Errorf("lr %v must be > 0", c.LR)
+	case c.Warmup < 0:
+		return fmt.Errorf("warmup %d < 0", c.Warmup)
+	case c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 || !(c.Eps > 0):
+		return fmt.Errorf("adam beta1 %v / beta2 %v / eps %v out of range", c.Beta1, c.Beta2, c.Eps)
+	case c.LabelSmoothing < 0 || c.LabelSmoothing >= 1:
+		return fmt.Errorf("label_smoothing %v outside [0, 1)", c.LabelSmoothing)
+	case c.ClipNorm < 0:
+		return fmt.Errorf("clip_norm %v < 0", c.ClipNorm)
+	case c.EvalEvery < 0 || c.EvalLimit < 0:
+		return fmt.Errorf("eval_every %d / eval_limit %d < 0", c.EvalEvery, c.EvalLimit)
+	}
+	return nil
+}
+
+// LoadConfig reads a config JSON over base: keys present replace base's
+// values, unknown keys are errors.
+func LoadConfig(path string, base Config) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return base, fmt.Errorf("config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	c := base
+	if err := dec.Decode(&c); err != nil {
+		return base, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Marshal gives the bytes of config.json.
+func (c *Config) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,260 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"compgen/models"
+	"compgen/progress"
+)
+
+// DecodeOptions control greedy and beam decoding.
+type DecodeOptions struct {
+	// Beam is the beam size; 1 is greedy decoding.
+	Beam int
+	// Alpha is the GNMT length penalty exponent (Wu et al. 2016):
+	// scores are log P / ((5+|y|)^alpha / 6^alpha). Shi et al. use 0.6.
+	Alpha float64
+	// MaxLen bounds the generated tokens, EOS included.
+	MaxLen int
+	// Batch is the number of examples decoded together.
+	Batch int
+	// Width rounds padded lengths, as in training.
+	Width int
+}
+
+// Hypothesis is one decoded sequence.
+type Hypothesis struct {
+	// IDs are the target ids, without EOS.
+	IDs []int
+	// Score is the total log-probability (greedy) or the length-normalised
+	// one (beam).
+	Score float64
+}
+
+// Decoded is the result for one example, best hypothesis first.
+type Decoded struct {
+	// Hyps holds one hypothesis (greedy) or up to Beam, best first.
+	Hyps []Hypothesis
+}
+
+// Decode decodes every example, in input order. bar may be nil.
+func Decode(ctx context.Context, m models.Seq2Seq, ex []models.Example, o DecodeOptions, bar *progress.Bar) ([]Decoded, error) {
+	if o.Beam < 1 || o.MaxLen < 1 || o.Batch < 1 || o.Width < 1 {
+		return nil, fmt.Errorf("decode: beam %d, max length %d, batch %d, width %d must be >= 1", o.Beam, o.MaxLen, o.Batch, o.Width)
+	}
+	pos := make(map[*models.Example]int, len(ex))
+	for i := range ex {
+		pos[&ex[i]] = i
+	}
+	out := make([]Decoded, len(ex))
+	for _, bt := range models.Batches(ex, o.Batch, 0, o.Width, nil) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		mem, err := m.Encode(bt.Src, bt.B, bt.S)
+		if err != nil {
+			return nil, err
+		}
+		var res []Decoded
+		if o.Beam == 1 {
+			res, err = greedy(m, mem, len(bt.Rows), o)
+		} else {
+			res, err = beam(m, mem, len(bt.Rows), o)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range bt.Rows {
+			out[pos[e]] = res[i]
+		}
+		if bar != nil {
+			bar.Add(int64(len(bt.Rows)))
+		}
+	}
+	return out, nil
+}
+
+// logSoftmax turns logits in place into log-probabilities.
+func logSoftmax(x []float32) {
+	mx := x[0]
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(float64(v - mx))
+	}
+	l := float32(math.Log(s)) + mx
+	for i := range x {
+		x[i] -= l
+	}
+}
+
+// decIn lays out prefixes (StartID first) as [rows*T] ids.
+func decIn(prefix [][]int, T int) []int {
+	out := make([]int, len(prefix)*T)
+	for b, p := range prefix {
+		out[b*T] = models.StartID
+		copy(out[b*T+1:(b+1)*T], p)
+	}
+	return out
+}
+
+func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decoded, error) {
+	prefix := make([][]int, mem.B)
+	score := make([]float64, mem.B)
+	done := make([]bool, mem.B)
+	for b := n; b < mem.B; b++ {
+		done[b] = true
+	}
+	for t := 0; t < o.MaxLen; t++ {
+		T := models.RoundUp(t+1, o.Width)
+		logits, err := m.Logits(mem, decIn(prefix, T), T, t)
+		if err != nil {
+			return nil, err
+		}
+		v := len(logits) / mem.B
+		all := true
+		for b := 0; b < mem.B; b++ {
+			if done[b] {
+				continue
+			}
+			row := logits[b*v : (b+1)*v]
+			logSoftmax(row)
+			best := 0
+			for k := range row {
+				if row[k] > row[best] {
+					best = k
+				}
+			}
+			score[b] += float64(row[best])
+			if best == models.EOSID {
+				done[b] = true
+				continue
+			}
+			prefix[b] = append(prefix[b], best)
+			all = false
+		}
+		if all {
+			break
+		}
+	}
+	out := make([]Decoded, n)
+	for b := range out {
+		out[b] = Decoded{Hyps: []Hypothesis{{IDs: prefix[b], Score: score[b]}}}
+	}
+	return out, nil
+}
+
+// lengthPenalty is GNMT's ((5+n)/6)^alpha.
+func lengthPenalty(n int, alpha float64) float64 {
+	return math.Pow((5+float64(n))/6, alpha)
+}
+
+type beamHyp struct {
+	ids  []int
+	logp float64
+}
+
+// beam runs beam search for the n real rows of mem, K hypotheses each.
+// An example stops when it has K finished hypotheses and no live one can
+// still beat the worst of them: a live score is at most logp / lp(MaxLen),
+// since log P only falls and the penalty only grows.
+func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decoded, error) {
+	K := o.Beam
+	bm := mem.Repeat(K)
+	live := make([][]beamHyp, mem.B)
+	fin := make([][]Hypothesis, mem.B)
+	stopped := make([]bool, mem.B)
+	for b := range live {
+		live[b] = []beamHyp{{}}
+		stopped[b] = b >= n
+	}
+	bound := lengthPenalty(o.MaxLen, o.Alpha)
+	for t := 0; t < o.MaxLen; t++ {
+		T := models.RoundUp(t+1, o.Width)
+		prefix := make([][]int, bm.B)
+		for b := range live {
+			for k, h := range live[b] {
+				prefix[b*K+k] = h.ids
+			}
+		}
+		logits, err := m.Logits(bm, decIn(prefix, T), T, t)
+		if err != nil {
+			return nil, err
+		}
+		v := len(logits) / bm.B
+		active := false
+		for b := range live {
+			if stopped[b] {
+				continue
+			}
+			type cand struct {
+				k, tok int
+				logp   float64
+			}
+			var cs []cand
+			for k, h := range live[b] {
+				row := logits[(b*K+k)*v : (b*K+k+1)*v]
+				logSoftmax(row)
+				for tok := range row {
+					if tok == models.PadID {
+						continue
+					}
+					cs = append(cs, cand{k, tok, h.logp + float64(row[tok])})
+				}
+			}
+			sort.SliceStable(cs, func(i, j int) bool { return cs[i].logp > cs[j].logp })
+			var next []beamHyp
+			for _, c := range cs {
+				if len(next) == K {
+					break
+				}
+				ids := append(append([]int(nil), live[b][c.k].ids...), c.tok)
+				if c.tok == models.EOSID {
+					if len(fin[b]) < K || c.logp/lengthPenalty(len(ids), o.Alpha) > fin[b][len(fin[b])-1].Score {
+						fin[b] = addFinished(fin[b], Hypothesis{IDs: ids[:len(ids)-1], Score: c.logp / lengthPenalty(len(ids), o.Alpha)}, K)
+					}
+					continue
+				}
+				next = append(next, beamHyp{ids: ids, logp: c.logp})
+			}
+			live[b] = next
+			if len(fin[b]) == K && (len(next) == 0 || next[0].logp/bound < fin[b][K-1].Score) {
+				stopped[b] = true
+				continue
+			}
+			active = true
+		}
+		if !active {
+			break
+		}
+	}
+	out := make([]Decoded, n)
+	for b := range out {
+		f := fin[b]
+		for _, h := range live[b] {
+			if len(f) >= K {
+				break
+			}
+			f = addFinished(f, Hypothesis{IDs: h.ids, Score: h.logp / lengthPenalty(len(h.ids), o.Alpha)}, K)
+		}
+		out[b] = Decoded{Hyps: f}
+	}
+	return out, nil
+}
+
+// addFinished inserts h keeping the list sorted by score, at most K long.
+func addFinished(f []Hypothesis, h Hypothesis, K int) []Hypothesis {
+	i := sort.Search(len(f), func(i int) bool { return f[i].Score < h.Score })
+	f = append(f, Hypothesis{})
+	copy(f[i+1:], f[i:])
+	f[i] = h
+	if len(f) > K {
+		f = f[:K]
+	}
+	return f
+}

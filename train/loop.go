@@ -1,0 +1,345 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"compgen/data"
+	"compgen/models"
+	"compgen/progress"
+)
+
+// Options are a training run's inputs besides its Config.
+type Options struct {
+	// Dir is the run folder.
+	Dir string
+	// Train and Dev are the records; Dev may be empty (then the last
+	// checkpoint is also the best).
+	Train, Dev []data.Record
+	// Resume continues the run in Dir from its last checkpoint.
+	Resume bool
+	// Force replaces an existing run in Dir.
+	Force bool
+	// Vocab, when set, is used instead of one built from Train (fine-tuning
+	// keeps the vocabulary of the run it starts from).
+	Vocab *models.Vocab
+	// InitWeights, when set, is a safetensors file to start from.
+	InitWeights string
+	// LogEvery is the number of steps between metrics lines (0: 100).
+	LogEvery int
+	// Stderr receives progress and warnings.
+	Stderr io.Writer
+}
+
+// Result summarises a finished run.
+type Result struct {
+	// Steps done, final training loss (mean over the last log interval).
+	Steps     int
+	TrainLoss float64
+	// Best dev result and its step (DevEM -1 without a dev set).
+	BestStep int
+	DevEM    float64
+	DevLoss  float64
+	// Truncated counts over-long training examples cut to the limits.
+	Truncated int
+	// Elapsed is the wall time of this invocation.
+	Elapsed time.Duration
+}
+
+// runFiles are the files a run owns; --force removes exactly these.
+var runFiles = []string{ConfigFile, VocabFile, ModelFile, OptimFile, StateFile, BestFile, MetricsFile}
+
+// prepareDir refuses to overwrite a run unless force, in which case it
+// removes the run's own files (nothing else in the folder).
+func prepareDir(dir string, force bool) error {
+	for _, f := range runFiles {
+		p := filepath.Join(dir, f)
+		if _, err := os.Stat(p); err == nil {
+			if !force {
+				return fmt.Errorf("run folder %s already holds a run (%s): use --resume to continue it or --force to replace it", dir, f)
+			}
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+// Train runs (or resumes) training and returns its summary.
+func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
+	start := time.Now()
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.LogEvery <= 0 {
+		o.LogEvery = 100
+	}
+	if len(o.Train) == 0 {
+		return nil, errors.New("training data is empty")
+	}
+	var st State
+	vocab := o.Vocab
+	if o.Resume {
+		var saved Config
+		if err := readJSONStrict(filepath.Join(o.Dir, ConfigFile), &saved); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		cfg.Model.SrcVocab, cfg.Model.TgtVocab = saved.Model.SrcVocab, saved.Model.TgtVocab
+		if saved.Model != cfg.Model || saved.Seed != cfg.Seed {
+			return nil, fmt.Errorf("resume: the model or seed differs from %s; resuming needs the same ones", filepath.Join(o.Dir, ConfigFile))
+		}
+		v, err := models.ReadVocab(filepath.Join(o.Dir, VocabFile))
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		vocab = v
+		if err := readJSONStrict(filepath.Join(o.Dir, StateFile), &st); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+	} else {
+		if err := prepareDir(o.Dir, o.Force); err != nil {
+			return nil, err
+		}
+		if vocab == nil {
+			vocab = models.BuildVocab(o.Train)
+		}
+		cfg.Model.SrcVocab, cfg.Model.TgtVocab = len(vocab.Source), len(vocab.Target)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict}
+	trainEx, stats, err := models.Encode(vocab, o.Train, enc)
+	if err != nil {
+		return nil, fmt.Errorf("training data: %w", err)
+	}
+	if stats.Truncated > 0 {
+		fmt.Fprintf(o.Stderr, "warning: %d training examples longer than the model's limits (%d source / %d target tokens) were truncated\n",
+			stats.Truncated, cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
+	}
+	if o.Vocab != nil && stats.UnknownTgt > 0 {
+		return nil, fmt.Errorf("vocabulary mismatch: the data has %d target tokens unknown to the model's vocabulary (%s)", stats.UnknownTgt, unknownExample(vocab, o.Train))
+	}
+	devEnc := enc
+	devEnc.Strict = false
+	devEx, _, err := models.Encode(vocab, o.Dev, devEnc)
+	if err != nil {
+		return nil, fmt.Errorf("dev data: %w", err)
+	}
+	m, err := models.NewTransformer(cfg.Model, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	p := m.Params()
+	opt := NewAdam(p, cfg.Beta1, cfg.Beta2, cfg.Eps)
+	if o.Resume {
+		if err := LoadWeights(filepath.Join(o.Dir, ModelFile), p); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		if err := loadOptim(filepath.Join(o.Dir, OptimFile), p, opt); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		opt.T = st.AdamT
+	} else {
+		if o.InitWeights != "" {
+			if err := LoadWeights(o.InitWeights, p); err != nil {
+				return nil, err
+			}
+		}
+		if err := writeStart(o.Dir, &cfg, vocab); err != nil {
+			return nil, err
+		}
+	}
+	mf, err := os.OpenFile(filepath.Join(o.Dir, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer mf.Close()
+	metrics := json.NewEncoder(mf)
+
+	res := &Result{DevEM: -1, BestStep: st.BestStep, Truncated: stats.Truncated}
+	if st.BestStep > 0 {
+		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
+	}
+	bar := progress.New(o.Stderr, "train", int64(cfg.Steps))
+	bar.Add(int64(st.Step))
+	defer bar.Finish()
+	ep := &epochs{ex: trainEx, cfg: &cfg}
+	var sumLoss, sumTok float64
+	var nLoss int
+	tick := time.Now()
+	lastGood := "none (no checkpoint written yet)"
+	if st.Step > 0 {
+		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), st.Step)
+	}
+	for step := st.Step + 1; step <= cfg.Steps; step++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("interrupted at step %d; last checkpoint: %s: %w", step, lastGood, err)
+		}
+		bt := ep.batch(step)
+		loss, err := m.Loss(bt, true, cfg.LabelSmoothing, step)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		norm := opt.ClipGlobalNorm(cfg.ClipNorm)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return nil, fmt.Errorf("step %d: loss %v, gradient norm %v: training diverged; last good checkpoint: %s", step, loss, norm, lastGood)
+		}
+		lr := LearningRate(cfg.LR, cfg.Warmup, step)
+		if err := opt.Step(p, lr); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		sumLoss += loss
+		sumTok += float64(bt.Tokens)
+		nLoss++
+		bar.Add(1)
+		if step%o.LogEvery == 0 || step == cfg.Steps {
+			el := time.Since(tick).Seconds()
+			res.TrainLoss = sumLoss / float64(nLoss)
+			line := map[string]any{"step": step, "loss": round(res.TrainLoss), "lr": lr, "grad_norm": round(norm), "tokens_per_s": math.Round(sumTok / el)}
+			if err := metrics.Encode(line); err != nil {
+				return nil, err
+			}
+			bar.SetExtra(fmt.Sprintf("loss %.4f  %.0f tok/s", res.TrainLoss, sumTok/el))
+			sumLoss, sumTok, nLoss, tick = 0, 0, 0, time.Now()
+		}
+		if (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || step == cfg.Steps {
+			best := true
+			if len(devEx) > 0 {
+				dl, em, err := Evaluate(ctx, m, vocab, o.Dev, devEx, &cfg)
+				if err != nil {
+					return nil, fmt.Errorf("step %d: dev: %w", step, err)
+				}
+				if err := metrics.Encode(map[string]any{"step": step, "dev_loss": round(dl), "dev_em": round(em)}); err != nil {
+					return nil, err
+				}
+				best = st.BestStep == 0 || em > st.BestEM || (em == st.BestEM && dl < st.BestLoss)
+				if best {
+					st.BestStep, st.BestEM, st.BestLoss = step, em, dl
+				}
+				bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", res.TrainLoss, dl, 100*em))
+			} else {
+				st.BestStep = step
+			}
+			st.Step, st.AdamT = step, opt.T
+			if err := saveCheckpoint(o.Dir, p, opt, st, best); err != nil {
+				return nil, err
+			}
+			lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), step)
+		}
+	}
+	res.Steps = cfg.Steps
+	res.BestStep = st.BestStep
+	if len(devEx) > 0 {
+		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+func unknownExample(v *models.Vocab, recs []data.Record) string {
+	for i := range recs {
+		for _, t := range models.Tokens(recs[i].Output) {
+			if ids, unk := v.TargetIDs([]string{t}); unk > 0 && ids[0] == models.UnkID {
+				return fmt.Sprintf("e.g. %q in record %q", t, recs[i].ID)
+			}
+		}
+	}
+	return ""
+}
+
+// writeStart writes config.json and vocab.json together.
+func writeStart(dir string, cfg *Config, v *models.Vocab) error {
+	set := data.NewOutputSet(false)
+	cb, err := cfg.Marshal()
+	if err != nil {
+		return err
+	}
+	vb, err := v.MarshalIndent()
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{ConfigFile, cb}, {VocabFile, vb}} {
+		w, err := set.Create(filepath.Join(dir, f.name))
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(f.b); err != nil {
+			set.Abort()
+			return err
+		}
+	}
+	return set.Commit()
+}
+
+// epochs gives the batch of each step: epoch e's batches are shuffled by
+// the sub-stream "batches/e" of the seed, so step s's batch depends only
+// on (seed, s) and a resumed run sees the same batches.
+type epochs struct {
+	ex    []models.Example
+	cfg   *Config
+	cur   int
+	order []*models.Batch
+}
+
+func (e *epochs) batch(step int) *models.Batch {
+	if e.order == nil {
+		e.cur = -1
+		e.order = e.make(0)
+	}
+	n := len(e.order)
+	ep, k := (step-1)/n, (step-1)%n
+	if ep != e.cur {
+		e.order, e.cur = e.make(ep), ep
+	}
+	return e.order[k]
+}
+
+func (e *epochs) make(ep int) []*models.Batch {
+	rng := data.SubRand(e.cfg.Seed, "batches/"+strconv.Itoa(ep))
+	return models.Batches(e.ex, e.cfg.Batch, e.cfg.BatchTokens, e.cfg.BucketWidth, rng)
+}
+
+// Evaluate returns the mean token loss and the greedy exact match over
+// (at most EvalLimit of) the dev examples. Exact match compares the
+// decoded tokens, separators removed, with the record's output tokens.
+func Evaluate(ctx context.Context, m models.Seq2Seq, v *models.Vocab, recs []data.Record, ex []models.Example, cfg *Config) (loss, em float64, err error) {
+	if cfg.EvalLimit > 0 && len(ex) > cfg.EvalLimit {
+		ex, recs = ex[:cfg.EvalLimit], recs[:cfg.EvalLimit]
+	}
+	var tot, toks float64
+	for _, bt := range models.Batches(ex, cfg.Batch, cfg.BatchTokens, cfg.BucketWidth, nil) {
+		l, err := m.Loss(bt, false, 0, 0)
+		if err != nil {
+			return 0, 0, err
+		}
+		tot += l * float64(bt.Tokens)
+		toks += float64(bt.Tokens)
+	}
+	dec, err := Decode(ctx, m, ex, DecodeOptions{Beam: 1, MaxLen: cfg.Model.MaxTgtLen, Batch: cfg.Batch, Width: cfg.BucketWidth}, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	hit := 0
+	for i := range dec {
+		if v.Detok(dec[i].Hyps[0].IDs) == strings.Join(models.Tokens(recs[i].Output), " ") {
+			hit++
+		}
+	}
+	return tot / toks, float64(hit) / float64(len(ex)), nil
+}
