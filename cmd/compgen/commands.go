@@ -17,10 +17,15 @@ type command struct {
 
 // commands is the whole CLI: one visible map, no registration magic.
 var commands = map[string]command{
+	"cfq":      {"import CFQ dataset.json and published CFQ / SCAN MCD split files; export splits", runCFQ},
+	"split":    {"re-split a dataset: random, length, template, mcd, tmcd, likelihood", runSplit},
+	"stats":    {"divergences, coverage and length ratios of a train/test pair", runStats},
 	"easiness": {"predicted easiness of test examples from unobserved local structures (n-LS)", runEasiness},
 	"auc":      {"ROC AUC of predicted easiness against majority model correctness", runAUC},
 	"eval":     {"exact match / execution accuracy of predictions against gold records", runEval},
 	"agree":    {"agreement rates between models and their random baseline", runAgree},
+	"train":    {"train a Transformer (transformer, relative, *-sep, decompositional masks) on JSONL records", runTrain},
+	"gen":      {"generate a SCAN, RobustFill or grammar benchmark (train/valid/test/finetune JSONL)", runGen},
 }
 
 func printHelp(w io.Writer) {

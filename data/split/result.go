@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"compgen/data"
+	"compgen/data/structure"
 )
 
 // Result is a finished split: ids per part, the method's parameters, and the
@@ -130,4 +131,11 @@ func nonNil(s []string) []string {
 		return []string{} // "dev": [] rather than null
 	}
 	return s
+}
+
+// NewResult attaches ids and statistics (train against test) to an
+// assignment; ix may be nil when there are no program trees.
+func NewResult(method string, params any, pool []data.Record, ix *structure.Index, a Assignment, anon Anonymizer) *Result {
+	return &Result{Method: method, Params: params, Train: ids(pool, a.Train), Dev: ids(pool, a.Dev),
+		Test: ids(pool, a.Test), Stats: statsOf(pool, ix, a, anon)}
 }

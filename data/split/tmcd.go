@@ -1,0 +1,167 @@
+package split
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"compgen/data/structure"
+	"compgen/progress"
+)
+
+// TMCDConfig configures the TMCD swap search (Shaw et al. 2021).
+type TMCDConfig struct {
+	// Steps is the number of swaps tried; 0 means 20 per pool example.
+	Steps int `json:"steps"`
+}
+
+// TMCD starts from a random split, balances atoms (every evaluation atom
+// occurs in train), then tries Steps random train/evaluation swaps, keeping
+// a swap when it raises D_C and keeps atoms balanced. D_C is updated
+// incrementally from the two swapped examples' compounds only. compgen uses
+// its weighted compounds (structure.Build) as the divergence, the same as
+// the mcd method and the statistics.
+func TMCD(ix *structure.Index, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
+	if cfg.Steps < 0 {
+		return Assignment{}, fmt.Errorf("tmcd: steps %d must be >= 0", cfg.Steps)
+	}
+	n := len(ix.Examples)
+	nTrain, nDev, nTest, err := sizes.counts(n)
+	if err != nil {
+		return Assignment{}, err
+	}
+	perm := rng.Perm(n)
+	eval := append([]int(nil), perm[:nDev+nTest]...)
+	train := append([]int(nil), perm[nDev+nTest:nDev+nTest+nTrain]...)
+	if err := balanceAtoms(ix, train, eval, nil); err != nil {
+		return Assignment{}, fmt.Errorf("tmcd: %w", err)
+	}
+	atoms, comps := exampleVectors(ix)
+	cd := newPairDiv(len(ix.Compounds), structure.CompoundAlpha)
+	ta := make([]float64, len(ix.Atoms)) // train atom counts
+	for _, i := range train {
+		cd.apply(comps[i], false, 1)
+		for _, a := range atoms[i] {
+			ta[a.ID] += a.W
+		}
+	}
+	for _, i := range eval {
+		cd.apply(comps[i], true, 1)
+	}
+	steps := cfg.Steps
+	if steps == 0 {
+		steps = 20 * n
+	}
+	bar := progress.New(stderr, "tmcd", int64(steps))
+	defer bar.Finish()
+	cur := cd.current()
+	for s := 0; s < steps; s++ {
+		if s%1000 == 999 {
+			bar.Add(1000)
+			cd.resum()
+			cur = cd.current()
+			bar.SetExtra(fmt.Sprintf("D_C %.3f", cur))
+		}
+		ti, ei := rng.IntN(len(train)), rng.IntN(len(eval))
+		i, j := train[ti], eval[ei]
+		if !keepsAtoms(atoms[i], atoms[j], ta) {
+			continue
+		}
+		cd.apply(comps[i], false, -1)
+		cd.apply(comps[j], true, -1)
+		cd.apply(comps[i], true, 1)
+		cd.apply(comps[j], false, 1)
+		if d := cd.current(); d > cur+1e-12 {
+			cur = d
+			train[ti], eval[ei] = j, i
+			for _, a := range atoms[i] {
+				ta[a.ID] -= a.W
+			}
+			for _, a := range atoms[j] {
+				ta[a.ID] += a.W
+			}
+			continue
+		}
+		cd.apply(comps[i], true, -1)
+		cd.apply(comps[j], false, -1)
+		cd.apply(comps[i], false, 1)
+		cd.apply(comps[j], true, 1)
+	}
+	return finish(train, eval, nDev, rng), nil
+}
+
+// keepsAtoms reports whether moving out (train to evaluation) and in
+// (evaluation to train) leaves every atom of out still in train.
+func keepsAtoms(out, in []structure.Entry, ta []float64) bool {
+	for _, a := range out {
+		left := ta[a.ID] - a.W
+		for _, b := range in {
+			if b.ID == a.ID {
+				left += b.W
+			}
+		}
+		if left <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// balanceAtoms swaps examples until every atom of eval occurs in train: the
+// first evaluation example with a missing atom trades places with the first
+// training example (in order, or pool order when nil) none of whose atoms
+// would then vanish from train. Each swap removes at least one missing atom
+// and adds none (no atom count in train reaches zero), so one pass over eval
+// suffices; it fails when no training example can go.
+func balanceAtoms(ix *structure.Index, train, eval []int, order []int) error {
+	ta := make([]float64, len(ix.Atoms))
+	for _, i := range train {
+		for _, a := range ix.Examples[i].Atoms {
+			ta[a.ID] += a.W
+		}
+	}
+	trainPos := make(map[int]int, len(train))
+	for p, i := range train {
+		trainPos[i] = p
+	}
+	if order == nil {
+		order = train
+	}
+	order = append([]int(nil), order...)
+	for ep := 0; ep < len(eval); ep++ {
+		e := eval[ep]
+		missing := false
+		for _, a := range ix.Examples[e].Atoms {
+			if ta[a.ID] == 0 {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			continue
+		}
+		swapped := false
+		for op, t := range order {
+			tp, ok := trainPos[t]
+			if !ok || !keepsAtoms(ix.Examples[t].Atoms, ix.Examples[e].Atoms, ta) {
+				continue
+			}
+			for _, a := range ix.Examples[t].Atoms {
+				ta[a.ID] -= a.W
+			}
+			for _, a := range ix.Examples[e].Atoms {
+				ta[a.ID] += a.W
+			}
+			train[tp], eval[ep] = e, t
+			delete(trainPos, t)
+			trainPos[e] = tp
+			order = append(order[:op], order[op+1:]...)
+			swapped = true
+			break
+		}
+		if !swapped {
+			return fmt.Errorf("cannot balance atoms: example %d has an atom missing from train and no training example can trade places with it", e)
+		}
+	}
+	return nil
+}
