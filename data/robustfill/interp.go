@@ -243,3 +243,22 @@ func toCase(v string, c Case) string {
 	}
 	return string(b)
 }
+
+// Solves reports whether the program maps every input to its output: the
+// execution-accuracy criterion (a prediction is correct when it reproduces
+// all outputs, whatever its text).
+func (p Program) Solves(inputs, outputs []string) (bool, error) {
+	if len(inputs) != len(outputs) {
+		return false, fmt.Errorf("%d inputs but %d outputs", len(inputs), len(outputs))
+	}
+	if err := p.Validate(); err != nil {
+		return false, err
+	}
+	var sc scratch
+	for i, in := range inputs {
+		if p.run(in, &sc) != outputs[i] {
+			return false, nil
+		}
+	}
+	return true, nil
+}

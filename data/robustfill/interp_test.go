@@ -191,3 +191,28 @@ func TestFindAllMatchesDefinitions(t *testing.T) {
 		})
 	}
 }
+
+func TestSolves(t *testing.T) {
+	p, err := ParseTokens("GetToken WORD 1 | ConstStr '!'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		in, out []string
+		want    bool
+		wantErr bool
+	}{
+		{"all", []string{"ab cd", "x"}, []string{"ab!", "x!"}, true, false},
+		{"one-wrong", []string{"ab cd", "x"}, []string{"ab!", "x"}, false, false},
+		{"none", nil, nil, true, false},
+		{"length-mismatch", []string{"a"}, nil, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := p.Solves(c.in, c.out)
+			if (err != nil) != c.wantErr || got != c.want {
+				t.Errorf("got %v, %v", got, err)
+			}
+		})
+	}
+}
