@@ -1,0 +1,9 @@
+//go:build !cgo || purego
+
+package blas
+
+// Name names the BLAS that Use installs.
+const Name = "gonum (pure Go)"
+
+// Use keeps Gorgonia's default pure-Go gonum BLAS.
+func Use() {}
