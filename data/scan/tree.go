@@ -41,19 +41,19 @@ var Rules = []string{RuleAfter, RuleCD, RuleAnd, RuleDP, RuleOnce, RuleTwice, Ru
 // Tree returns the derivation of the command. Chains of "after" and of "and"
 // associate to the left, so "A and B and C" is D(D(A) and D(B)) and D(C); the
 // grammar leaves this open and the translation does not depend on it.
+//
+// Trees are read-only: the subtree of a phrase (D := P and below) is shared
+// by every command that uses the same phrase, which makes generation several
+// times faster. Copy a tree before changing it.
 func (c *Command) Tree() *data.Tree {
-	nodes := 0
-	for _, p := range c.Parts {
-		nodes += partNodes(p)
-	}
+	nodes := 1 // the first group's "C := D"
 	for _, cj := range c.Conjs {
 		nodes++ // "D := D and D", or "C := C after C" and the next group's "C := D"
 		if cj == After {
 			nodes++
 		}
 	}
-	nodes++ // the first group's "C := D"
-	a := arena{nodes: make([]data.Tree, 0, nodes), kids: make([]*data.Tree, 0, nodes)}
+	a := arena{nodes: make([]data.Tree, 0, nodes), kids: make([]*data.Tree, 0, nodes+len(c.Parts))}
 
 	var root *data.Tree
 	start := 0
@@ -72,20 +72,28 @@ func (c *Command) Tree() *data.Tree {
 	return root
 }
 
-// partNodes counts the nodes of one phrase's derivation, D := P included.
-func partNodes(p Part) int {
-	switch {
-	case p.Form == Bare:
-		return 4 // D := P, P, Q := a, a
-	case p.Verb == Turn:
-		return 5 // D := P, P, Q := l, l, v := turn
-	default:
-		return 6 // D := P, P, Q := l, l, v := a, a
+// partTrees holds the derivation "D := P(...)" of every valid phrase.
+var partTrees = buildPartTrees()
+
+func buildPartTrees() []*data.Tree {
+	t := make([]*data.Tree, len(partTable))
+	for i, pt := range partTable {
+		if pt.words == "" {
+			continue
+		}
+		c, err := Parse(pt.words)
+		if err != nil {
+			panic(err) // the table holds only valid phrases
+		}
+		var a arena
+		t[i] = a.node(RuleDP, a.part(c.Parts[0]))
 	}
+	return t
 }
 
-// arena hands out the nodes and child slots of one tree from two slices,
-// sized exactly in advance so the pointers stay valid.
+// arena hands out the nodes and child slots of one tree from two slices.
+// Sized in advance, they are allocated once; if they must grow, earlier
+// nodes stay valid in the old arrays.
 type arena struct {
 	nodes []data.Tree
 	kids  []*data.Tree
@@ -104,9 +112,9 @@ func (a *arena) node(label string, children ...*data.Tree) *data.Tree {
 
 // group derives the parts of one "and" group, left-associated.
 func (a *arena) group(parts []Part) *data.Tree {
-	d := a.node(RuleDP, a.part(parts[0]))
+	d := partTrees[parts[0].index()]
 	for _, p := range parts[1:] {
-		d = a.node(RuleAnd, d, a.node(RuleDP, a.part(p)))
+		d = a.node(RuleAnd, d, partTrees[p.index()])
 	}
 	return d
 }
