@@ -1,6 +1,9 @@
 package robustfill
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"strings"
+)
 
 // Input strings (paper App. A; the authors' generator): every example of a
 // task shares one skeleton of pieces. A piece is a delimiter repeated k
@@ -23,12 +26,13 @@ const maxPieceChars = 4
 // inputCtx is what the expression samplers know about a task's inputs.
 type inputCtx struct {
 	inputs []string
-	// types lists the types present in the skeleton, in first-use order;
-	// typeCount[t] is how many pieces of t each example has (CHAR: the
-	// longest input's length).
+	// types lists the skeleton's types (and CHAR) that match in some
+	// example, in first-use order; typeCount[t] is the most matches of t
+	// in one example.
 	types     []Type
 	typeCount [numTypes]int
-	// delims lists the delimiters present, in first-use order, with counts.
+	// delims lists the delimiters present, in first-use order, with the
+	// most occurrences in one example.
 	delims     []byte
 	delimCount [256]int
 	// minLen is the shortest input's length.
@@ -107,16 +111,46 @@ func (c *inputCtx) sampleInputs(rng *rand.Rand, cfg *Config) {
 		c.inputs = append(c.inputs, string(buf))
 	}
 	c.minLen = len(c.inputs[0])
-	maxLen := 0
 	for _, s := range c.inputs {
 		c.minLen = min(c.minLen, len(s))
-		maxLen = max(maxLen, len(s))
 	}
-	// Every character matches CHAR, so its indices range over the input.
+	// Every character matches CHAR.
 	if c.typeCount[Char] == 0 {
 		c.types = append(c.types, Char)
 	}
-	c.typeCount[Char] = maxLen
+	c.recount()
+}
+
+// recount replaces the skeleton's counts by the most matches any example
+// has: shuffling joins neighbouring pieces (two WORD pieces with no
+// delimiter between them are one match) and the cut drops some, so the
+// skeleton over- or under-states what indices can reach.
+func (c *inputCtx) recount() {
+	types := c.types[:0]
+	for _, t := range c.types {
+		n := 0
+		for _, in := range c.inputs {
+			c.sc.spans = findAll(TypeRegex(t), in, c.sc.spans)
+			n = max(n, len(c.sc.spans))
+		}
+		c.typeCount[t] = n
+		if n > 0 { // a type cut away everywhere is no argument
+			types = append(types, t)
+		}
+	}
+	c.types = types
+	delims := c.delims[:0]
+	for _, d := range c.delims {
+		n := 0
+		for _, in := range c.inputs {
+			n = max(n, strings.Count(in, string(d)))
+		}
+		c.delimCount[d] = n
+		if n > 0 {
+			delims = append(delims, d)
+		}
+	}
+	c.delims = delims
 }
 
 func longest(lens []int) int {
