@@ -17,6 +17,7 @@ type command struct {
 
 // commands is the whole CLI: one visible map, no registration magic.
 var commands = map[string]command{
+	"masks":    {"print a decoder attention mask (causal, sep-full, sep-to-sep-and-last, sep-to-last) for a target", runMasks},
 	"cfq":      {"import CFQ dataset.json and published CFQ / SCAN MCD split files; export splits", runCFQ},
 	"split":    {"re-split a dataset: random, length, template, mcd, tmcd, likelihood", runSplit},
 	"stats":    {"divergences, coverage and length ratios of a train/test pair", runStats},
@@ -25,6 +26,7 @@ var commands = map[string]command{
 	"eval":     {"exact match / execution accuracy of predictions against gold records", runEval},
 	"agree":    {"agreement rates between models and their random baseline", runAgree},
 	"train":    {"train a Transformer (transformer, relative, *-sep, decompositional masks) on JSONL records", runTrain},
+	"convert":  {"convert the original SCAN text format (IN: ... OUT: ...) to JSONL records and back", runConvert},
 	"gen":      {"generate a SCAN, RobustFill or grammar benchmark (train/valid/test/finetune JSONL)", runGen},
 }
 
