@@ -16,7 +16,7 @@ import (
 
 var genFiles = []string{"train.jsonl", "valid.jsonl", "test.jsonl", "finetune.jsonl"}
 
-func readDir(t *testing.T, dir string) map[string][]byte {
+func readGenDir(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	got := map[string][]byte{}
 	for _, f := range genFiles {
@@ -41,7 +41,7 @@ func TestGenSameSeedSameBytes(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", run, code, errs)
 		}
 	}
-	fa, fb, fc := readDir(t, a), readDir(t, b), readDir(t, c)
+	fa, fb, fc := readGenDir(t, a), readGenDir(t, b), readGenDir(t, c)
 	for _, f := range genFiles {
 		if !bytes.Equal(fa[f], fb[f]) {
 			t.Errorf("%s differs between two runs with the same seed", f)
@@ -119,7 +119,7 @@ func TestGenErrors(t *testing.T) {
 	if _, errs, code := runCLI(t, "gen", "scan", "--train", "5", "--test", "5", "--out", existing); code != 0 {
 		t.Fatalf("setup: %s", errs)
 	}
-	before := readDir(t, existing)
+	before := readGenDir(t, existing)
 	notDir := filepath.Join(tmp, "file")
 	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestGenErrors(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a failed run created the output folder")
 	}
-	after := readDir(t, existing)
+	after := readGenDir(t, existing)
 	for _, f := range genFiles {
 		if !bytes.Equal(before[f], after[f]) {
 			t.Errorf("%s was changed without --force", f)
@@ -183,10 +183,10 @@ func TestGenErrors(t *testing.T) {
 	}
 }
 
-// failingSampler fails after ok examples.
-type failingSampler struct{ ok, n int }
+// failingGenSampler fails after ok examples.
+type failingGenSampler struct{ ok, n int }
 
-func (f *failingSampler) Sample(rng *rand.Rand, d tasks.Dist, i int) (data.Record, error) {
+func (f *failingGenSampler) Sample(rng *rand.Rand, d tasks.Dist, i int) (data.Record, error) {
 	f.n++
 	if f.n > f.ok {
 		return data.Record{}, errors.New("no example fits")
@@ -198,7 +198,7 @@ func TestGenSamplerFailureLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	c := defaultGenConfig()
 	c.Out, c.Train, c.Valid, c.Test, c.Finetune = dir, 10, 10, 10, 0
-	_, err := generate(context.Background(), c, &failingSampler{ok: 25}, nil)
+	_, err := generate(context.Background(), c, &failingGenSampler{ok: 25}, nil)
 	if err == nil || !strings.Contains(err.Error(), "test example 6: no example fits") {
 		t.Fatalf("error %v", err)
 	}
@@ -214,7 +214,7 @@ func TestGenCancelled(t *testing.T) {
 	cancel()
 	c := defaultGenConfig()
 	c.Out = dir
-	if _, err := generate(ctx, c, &failingSampler{ok: 1 << 30}, nil); !errors.Is(err, context.Canceled) {
+	if _, err := generate(ctx, c, &failingGenSampler{ok: 1 << 30}, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want cancellation", err)
 	}
 	entries, _ := os.ReadDir(dir)
