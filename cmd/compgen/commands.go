@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"train":    {"train a Transformer (transformer, relative, *-sep, decompositional masks) on JSONL records", runTrain},
 	"convert":  {"convert the original SCAN text format (IN: ... OUT: ...) to JSONL records and back", runConvert},
 	"gen":      {"generate a SCAN, RobustFill or grammar benchmark (train/valid/test/finetune JSONL)", runGen},
+	"score":    {"GPT-2 log-likelihood of each record (prompted, or k-fold fine-tuned) for likelihood splits", runScore},
 }
 
 func printHelp(w io.Writer) {

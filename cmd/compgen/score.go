@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"compgen/data"
+	"compgen/lm"
+	"compgen/models"
+	"compgen/progress"
+)
+
+func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("score", "score --lm DIR --in data.jsonl --out scores.jsonl [flags]", `
+Score every record with a GPT-2 language model for Likelihood Splits
+(Godbole & Jia 2023): score = total log-probability of the query tokens and
+the end-of-text token, given the prompt prefix. DIR is a Hugging Face GPT-2
+folder (config.json, model.safetensors and vocab.json+merges.txt,
+encoder.json+vocab.bpe or tokenizer.json). With --folds K the records are
+split into K folds and each fold is scored by the model fine-tuned on the
+others (AdamW, constant learning rate), from DIR or, with --from-scratch, from
+a freshly initialised GPT-2 of --size using DIR's tokenizer only.
+Output lines: {"id","score","tokens","ppl"}.`, stderr)
+	lmDir := fs.String("lm", "", "GPT-2 folder (weights and tokenizer)")
+	in := fs.String("in", "", "input records (JSONL)")
+	out := fs.String("out", "", "output scores (JSONL)")
+	sc := lm.DefaultScoreConfig()
+	fs.StringVar(&sc.Field, "field", sc.Field, "record field holding the query: input, output or another string field")
+	fs.StringVar(&sc.Template, "prompt", sc.Template, "prompt template ending in {query}; other {field}s are filled from the record")
+	fs.IntVar(&sc.Batch, "batch", sc.Batch, "examples per forward pass")
+	fs.BoolVar(&sc.PerToken, "per-token", false, "also write each scored token's log-probability")
+	fs.BoolVar(&sc.Truncate, "truncate", false, "keep the last n_positions tokens of longer examples instead of failing")
+	fc := lm.DefaultFoldConfig()
+	folds := fs.Int("folds", 0, "k-fold fine-tuning with this many folds (0: score with the model as is)")
+	fs.IntVar(&fc.MaxSteps, "max-steps", fc.MaxSteps, "fine-tuning steps per fold")
+	fs.Float64Var(&fc.LR, "lr", fc.LR, "fine-tuning learning rate (constant)")
+	fs.IntVar(&fc.Batch, "train-batch", fc.Batch, "fine-tuning examples per step")
+	fs.IntVar(&fc.EvalEvery, "eval-every", fc.EvalEvery, "steps between validation perplexity checks")
+	fs.Uint64Var(&fc.Seed, "seed", fc.Seed, "seed for folds, validation part, batch order and --from-scratch weights")
+	scratch := fs.Bool("from-scratch", false, "with --folds: start each fold from fresh weights of --size instead of DIR's weights")
+	size := fs.String("size", "tiny", "model size for --from-scratch: tiny or small")
+	force := fs.Bool("force", false, "replace an existing --out")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("score: unexpected argument %q", pos[0])
+	}
+	if *lmDir == "" || *in == "" || *out == "" {
+		return usagef("score: --lm, --in and --out are required")
+	}
+	if err := sc.Validate(); err != nil {
+		return usagef("score: %v", err)
+	}
+	var sizeCfg models.GPT2Config
+	if *folds > 0 {
+		fc.Folds = *folds
+		if err := fc.Validate(); err != nil {
+			return usagef("score: %v", err)
+		}
+		if *scratch {
+			if *size != "tiny" && *size != "small" {
+				return usagef("score: --size %q: want tiny or small", *size)
+			}
+			sizeCfg, _ = models.GPT2Size(*size)
+		}
+	} else if *scratch {
+		return usagef("score: --from-scratch needs --folds (an untrained model gives meaningless scores)")
+	}
+	if err := data.CheckFree(*out, *force); err != nil {
+		return err
+	}
+	recs, err := data.ReadRecords(*in)
+	if err != nil {
+		return err
+	}
+	tok, err := lm.LoadTokenizer(*lmDir)
+	if err != nil {
+		return err
+	}
+	var base *models.GPT2
+	nPos := sizeCfg.NPositions
+	if !*scratch {
+		if base, err = models.LoadGPT2(*lmDir); err != nil {
+			return err
+		}
+		nPos = base.Cfg.NPositions
+		if base.Cfg.VocabSize != tok.VocabSize() {
+			return fmt.Errorf("%s: the tokenizer has %d tokens but config.json says vocab_size %d", *lmDir, tok.VocabSize(), base.Cfg.VocabSize)
+		}
+	} else {
+		sizeCfg.VocabSize = tok.VocabSize()
+	}
+	ex, truncated, err := lm.EncodeRecords(tok, recs, sc, nPos)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
+	}
+	if truncated > 0 {
+		fmt.Fprintf(stderr, "score: truncated %d of %d records to %d tokens\n", truncated, len(recs), nPos)
+	}
+	var scores []lm.Score
+	if *folds > 0 {
+		newModel := func() (*models.GPT2, error) {
+			if *scratch {
+				return models.NewGPT2(sizeCfg, fc.Seed)
+			}
+			return models.LoadGPT2(*lmDir)
+		}
+		scores, err = lm.ScoreFolds(ctx, newModel, ex, sc, fc, stderr)
+	} else {
+		bar := progress.New(stderr, "score", int64(len(ex)))
+		scores, err = lm.ScoreAll(ctx, base, ex, sc, bar)
+		bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	set := data.NewOutputSet(*force)
+	w, err := set.Create(*out)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	for i := range scores {
+		if err := enc.Encode(&scores[i]); err != nil {
+			set.Abort()
+			return fmt.Errorf("write %s: %w", *out, err)
+		}
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "score: wrote %d scores to %s\n", len(scores), *out)
+	return nil
+}

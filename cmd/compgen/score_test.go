@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"compgen/data"
+	"compgen/models"
+)
+
+const scoreFixture = "../../lm/testdata/gpt2-tiny"
+
+func TestScoreCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"id":"a","input":"jump twice","output":"JUMP JUMP"}`+"\n"+`{"id":"b","input":"walk","output":"WALK"}`+"\n"), 0o644)
+	long := filepath.Join(dir, "long.jsonl")
+	os.WriteFile(long, []byte(`{"id":"x","input":"`+strings.Repeat("jump ", 40)+`","output":"X"}`+"\n"), 0o644)
+
+	// A checkpoint whose vocabulary does not match the tokenizer's.
+	small := filepath.Join(dir, "small")
+	m, _ := models.NewGPT2(models.GPT2Config{NLayer: 1, NHead: 1, NEmbd: 4, NPositions: 8, VocabSize: 100, LayerNormEpsilon: 1e-5}, 1)
+	set := data.NewOutputSet(false)
+	if err := m.Save(set, small); err != nil {
+		t.Fatal(err)
+	}
+	set.Commit()
+	for _, f := range []string{"encoder.json", "vocab.bpe"} {
+		b, _ := os.ReadFile(filepath.Join(scoreFixture, f))
+		os.WriteFile(filepath.Join(small, f), b, 0o644)
+	}
+
+	out := filepath.Join(dir, "s.jsonl")
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{"scores", []string{"--lm", scoreFixture, "--in", in, "--out", out}, 0, "wrote 2 scores"},
+		{"no overwrite", []string{"--lm", scoreFixture, "--in", in, "--out", out}, 1, "already exists"},
+		{"force", []string{"--lm", scoreFixture, "--in", in, "--out", out, "--force", "--field", "output", "--prompt", "do: {input} {query}"}, 0, "wrote 2"},
+		{"missing flags", []string{"--in", in}, 2, "required"},
+		{"bad template", []string{"--lm", scoreFixture, "--in", in, "--out", out + "2", "--prompt", "{query}!"}, 2, "at the end"},
+		{"too long", []string{"--lm", scoreFixture, "--in", long, "--out", out + "3"}, 1, "--truncate"},
+		{"truncate", []string{"--lm", scoreFixture, "--in", long, "--out", out + "4", "--truncate"}, 0, "truncated 1 of 1"},
+		{"vocab mismatch", []string{"--lm", small, "--in", in, "--out", out + "5"}, 1, "vocab_size 100"},
+		{"scratch without folds", []string{"--lm", scoreFixture, "--in", in, "--out", out + "6", "--from-scratch"}, 2, "needs --folds"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, append([]string{"score"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errs, tc.wantErr) {
+				t.Errorf("exit %d stderr %q, want %d and %q", code, errs, tc.code, tc.wantErr)
+			}
+		})
+	}
+	recs, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(recs), `"id":"a","score":`) || strings.Count(string(recs), "\n") != 2 {
+		t.Errorf("output %q, %v", recs, err)
+	}
+	if _, err := os.Stat(out + "3"); err == nil {
+		t.Error("failed run left an output file")
+	}
+}
