@@ -27,6 +27,10 @@ type splitParams struct {
 }
 
 func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// grammar has flags of its own (split_grammar.go).
+	if len(args) > 0 && args[0] == "grammar" {
+		return runSplitGrammar(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("split", "split METHOD --in data.jsonl --out DIR [flags]", `
 Re-split a pool of records into DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl
 and DIR/split.json (ids, parameters and statistics). METHOD is one of
