@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The compgen demo: generate a SCAN benchmark for the length task into a fresh
+# temporary folder and print its summary. Run it with "make demo", which
+# builds bin/compgen first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${COMPGEN:-bin/compgen}
+if [ ! -x "$BIN" ]; then
+  echo "demo: $BIN not found; run 'make demo' (it builds the binary first)" >&2
+  exit 1
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/compgen-demo.XXXXXX")
+echo "== demo folder: $work"
+
+echo "== SCAN, length task (train 1-6 parts, test 7-10)"
+"$BIN" gen scan --task length --train 2000 --valid 200 --test 500 --finetune 40 --seed 1 --out "$work/scan-length"
+echo "== first training record:"
+head -n 1 "$work/scan-length/train.jsonl" | cut -c 1-300
+echo "..."
+echo "== demo done; files are in $work"
