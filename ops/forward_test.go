@@ -1,0 +1,205 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// eval builds f on constant inputs and returns its value.
+func eval(t *testing.T, inputs []*tensor.Dense, f func(in []*G.Node) (*G.Node, error)) G.Value {
+	t.Helper()
+	g := G.NewGraph()
+	var nodes []*G.Node
+	for i, v := range inputs {
+		// Named: gorgonia merges unnamed inputs of the same type and shape.
+		nodes = append(nodes, G.NewTensor(g, v.Dtype(), v.Dims(), G.WithShape(v.Shape()...), G.WithValue(v), G.WithName(fmt.Sprint("in", i))))
+	}
+	y, err := f(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	return y.Value()
+}
+
+func near(t *testing.T, what string, got []float32, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.IsNaN(float64(got[i])) || math.Abs(float64(got[i])-want[i]) > tol {
+			t.Fatalf("%s[%d] = %g, want %g", what, i, got[i], want[i])
+		}
+	}
+}
+
+func TestLayerNormValues(t *testing.T) {
+	x := tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float32{1, 2, 3, -1, -1, -1}))
+	gm := tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{1, 2, 1}))
+	bt := tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{0, 0, 0.5}))
+	y := eval(t, []*tensor.Dense{x, gm, bt}, func(in []*G.Node) (*G.Node, error) { return LayerNorm(in[0], in[1], in[2], LayerNormEps) })
+	s := 1 / math.Sqrt(2.0/3+1e-5)
+	// A constant row normalises to 0, leaving beta.
+	near(t, "layernorm", y.(*tensor.Dense).Float32s(), []float64{-s, 0, s + 0.5, 0, 0, 0.5}, 1e-5)
+}
+
+func TestGELUValues(t *testing.T) {
+	x := tensor.New(tensor.WithShape(4), tensor.WithBacking([]float32{-3, 0, 1, 3}))
+	y := eval(t, []*tensor.Dense{x}, func(in []*G.Node) (*G.Node, error) { return GELU(in[0]) })
+	// Values of the tanh approximation.
+	near(t, "gelu", y.(*tensor.Dense).Float32s(), []float64{-0.0036373920817729943, 0, 0.8411919906082768, 2.9963626079182272}, 1e-6)
+}
+
+func TestCrossEntropyValues(t *testing.T) {
+	logits := tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float32{0, 0, 0, 1, 2, 3, 5, 5, 5}))
+	targets := tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{1, 2, -100}))
+	lse2 := math.Log(math.Exp(1) + math.Exp(2) + math.Exp(3))
+	cases := []struct {
+		name   string
+		smooth float32
+		want   float64
+	}{
+		// Mean over the two counted rows; the third is ignored.
+		{"plain", 0, (math.Log(3) + lse2 - 3) / 2},
+		// Smoothed target: 0.8 on the target, 0.2/3 on every class.
+		{"smoothed", 0.2, (math.Log(3) + (lse2 - 0.8*3 - 0.2*6/3)) / 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := eval(t, []*tensor.Dense{logits, targets}, func(in []*G.Node) (*G.Node, error) {
+				return SoftmaxCrossEntropy(in[0], in[1], -100, c.smooth)
+			})
+			got, err := scalar32(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "loss", []float32{got}, []float64{c.want}, 1e-5)
+		})
+	}
+}
+
+func TestAttentionSoftmaxMaskedRows(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	s := tensor.New(tensor.WithShape(1, 1, 2, 3), tensor.WithBacking([]float32{1, 2, 3, 1, 2, 3}))
+	m := tensor.New(tensor.WithShape(1, 1, 2, 3), tensor.WithBacking([]float32{0, 0, inf, inf, inf, inf}))
+	y := eval(t, []*tensor.Dense{s, m}, func(in []*G.Node) (*G.Node, error) { return AttentionSoftmax(in[0], in[1], nil) })
+	e := math.E / (1 + math.E)
+	near(t, "probs", y.(*tensor.Dense).Float32s(), []float64{1 - e, e, 0, 0, 0, 0}, 1e-6)
+}
+
+func TestDropoutDeterminism(t *testing.T) {
+	x := tensor.New(tensor.WithShape(64), tensor.WithBacking(make([]float32, 64)))
+	for i := range x.Float32s() {
+		x.Float32s()[i] = 1
+	}
+	draw := func(seed, step uint64, training bool) []float32 {
+		src := NewDropoutSource(seed)
+		src.SetStep(step)
+		src.SetTraining(training)
+		v := eval(t, []*tensor.Dense{x}, func(in []*G.Node) (*G.Node, error) { return Dropout(in[0], 0.5, src) })
+		return append([]float32(nil), v.(*tensor.Dense).Float32s()...)
+	}
+	a, b, c, d := draw(1, 3, true), draw(1, 3, true), draw(1, 4, true), draw(2, 3, true)
+	eq := func(p, q []float32) bool {
+		for i := range p {
+			if p[i] != q[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if !eq(a, b) {
+		t.Error("same seed and step gave different masks")
+	}
+	if eq(a, c) || eq(a, d) {
+		t.Error("different step or seed gave the same mask")
+	}
+	zeros := 0
+	for _, v := range a {
+		switch v {
+		case 0:
+			zeros++
+		case 2:
+		default:
+			t.Fatalf("kept value %g, want 2 (1/(1-p))", v)
+		}
+	}
+	if zeros < 16 || zeros > 48 {
+		t.Errorf("%d of 64 dropped at p=0.5", zeros)
+	}
+	for _, v := range draw(1, 3, false) {
+		if v != 1 {
+			t.Fatal("evaluation mode changed the input")
+		}
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	g := G.NewGraph()
+	m := G.NewMatrix(g, tensor.Float32, G.WithShape(2, 3), G.WithName("m"))
+	v3 := G.NewVector(g, tensor.Float32, G.WithShape(3), G.WithName("v3"))
+	v4 := G.NewVector(g, tensor.Float32, G.WithShape(4), G.WithName("v4"))
+	ids := G.NewVector(g, tensor.Int, G.WithShape(2), G.WithName("ids"))
+	fids := G.NewVector(g, tensor.Float32, G.WithShape(2), G.WithName("fids"))
+	s4 := G.NewTensor(g, tensor.Float32, 4, G.WithShape(2, 2, 3, 3), G.WithName("s4"))
+	bad4 := G.NewTensor(g, tensor.Float32, 4, G.WithShape(2, 3, 3, 3), G.WithName("bad4"))
+	cases := []struct {
+		name string
+		f    func() (*G.Node, error)
+	}{
+		{"layernorm gamma size", func() (*G.Node, error) { return LayerNorm(m, v4, v3, LayerNormEps) }},
+		{"cross-entropy float targets", func() (*G.Node, error) { return SoftmaxCrossEntropy(m, fids, 0, 0) }},
+		{"cross-entropy smoothing 1", func() (*G.Node, error) { return SoftmaxCrossEntropy(m, ids, 0, 1) }},
+		{"softmax mask heads", func() (*G.Node, error) { return AttentionSoftmax(s4, bad4, nil) }},
+		{"softmax rank", func() (*G.Node, error) { return AttentionSoftmax(m, nil, nil) }},
+		{"scores batch", func() (*G.Node, error) { return AttnScores(m, m, 4, 1, 1) }},
+		{"scores heads", func() (*G.Node, error) { return AttnScores(m, m, 1, 2, 1) }},
+		{"values heads", func() (*G.Node, error) { return AttnValues(s4, m, 3) }},
+		{"embed float ids", func() (*G.Node, error) { return Embed(m, fids) }},
+		{"relative bias buckets", func() (*G.Node, error) { return RelativeBias(m, []int{0, 1, 5, 0}, 2, 2) }},
+		{"add bias size", func() (*G.Node, error) { return AddBias(m, v4) }},
+		{"dropout p", func() (*G.Node, error) { return Dropout(m, 1, NewDropoutSource(0)) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := c.f(); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
+// Out-of-range ids and targets are run-time errors, not panics.
+func TestRunErrors(t *testing.T) {
+	table := tensor.New(tensor.WithShape(3, 2), tensor.Of(tensor.Float32))
+	for _, c := range []struct {
+		name string
+		f    func(in []*G.Node) (*G.Node, error)
+	}{
+		{"embed", func(in []*G.Node) (*G.Node, error) { return Embed(in[0], in[1]) }},
+		{"cross-entropy", func(in []*G.Node) (*G.Node, error) { return SoftmaxCrossEntropy(in[0], in[1], -1, 0) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := G.NewGraph()
+			x := G.NewMatrix(g, tensor.Float32, G.WithShape(3, 2), G.WithValue(table))
+			ids := G.NewVector(g, tensor.Int, G.WithShape(3), G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{0, 7, 1}))))
+			if _, err := c.f([]*G.Node{x, ids}); err != nil {
+				t.Fatal(err)
+			}
+			vm := G.NewTapeMachine(g)
+			defer vm.Close()
+			if err := vm.RunAll(); err == nil {
+				t.Error("out-of-range id accepted")
+			}
+		})
+	}
+}
