@@ -17,18 +17,21 @@ type command struct {
 
 // commands is the whole CLI: one visible map, no registration magic.
 var commands = map[string]command{
-	"masks":    {"print a decoder attention mask (causal, sep-full, sep-to-sep-and-last, sep-to-last) for a target", runMasks},
-	"cfq":      {"import CFQ dataset.json and published CFQ / SCAN MCD split files; export splits", runCFQ},
-	"split":    {"re-split a dataset: random, length, template, mcd, tmcd, likelihood", runSplit},
-	"stats":    {"divergences, coverage and length ratios of a train/test pair", runStats},
-	"easiness": {"predicted easiness of test examples from unobserved local structures (n-LS)", runEasiness},
-	"auc":      {"ROC AUC of predicted easiness against majority model correctness", runAUC},
-	"eval":     {"exact match / execution accuracy of predictions against gold records", runEval},
-	"agree":    {"agreement rates between models and their random baseline", runAgree},
-	"train":    {"train a Transformer (transformer, relative, *-sep, decompositional masks) on JSONL records", runTrain},
-	"convert":  {"convert the original SCAN text format (IN: ... OUT: ...) to JSONL records and back", runConvert},
-	"gen":      {"generate a SCAN, RobustFill or grammar benchmark (train/valid/test/finetune JSONL)", runGen},
-	"score":    {"GPT-2 log-likelihood of each record (prompted, or k-fold fine-tuned) for likelihood splits", runScore},
+	"first-error": {"share of wrong predictions whose first error completes an unobserved 2-LS", runFirstError},
+	"select":      {"budgeted training-set selection by local structures (nls) or at random", runSelect},
+	"correlate":   {"Pearson correlation of split easiness or divergence with mean model EM", runCorrelate},
+	"masks":       {"print a decoder attention mask (causal, sep-full, sep-to-sep-and-last, sep-to-last) for a target", runMasks},
+	"cfq":         {"import CFQ dataset.json and published CFQ / SCAN MCD split files; export splits", runCFQ},
+	"split":       {"re-split a dataset: random, length, template, mcd, tmcd, likelihood", runSplit},
+	"stats":       {"divergences, coverage and length ratios of a train/test pair", runStats},
+	"easiness":    {"predicted easiness of test examples from unobserved local structures (n-LS)", runEasiness},
+	"auc":         {"ROC AUC of predicted easiness against majority model correctness", runAUC},
+	"eval":        {"exact match / execution accuracy of predictions against gold records", runEval},
+	"agree":       {"agreement rates between models and their random baseline", runAgree},
+	"train":       {"train a Transformer (transformer, relative, *-sep, decompositional masks) on JSONL records", runTrain},
+	"convert":     {"convert the original SCAN text format (IN: ... OUT: ...) to JSONL records and back", runConvert},
+	"gen":         {"generate a SCAN, RobustFill or grammar benchmark (train/valid/test/finetune JSONL)", runGen},
+	"score":       {"GPT-2 log-likelihood of each record (prompted, or k-fold fine-tuned) for likelihood splits", runScore},
 }
 
 func printHelp(w io.Writer) {
