@@ -81,8 +81,8 @@ Generate a benchmark of Shi et al.: SCAN commands or RobustFill programs for
 one compositional-generalization task. Writes DIR/train.jsonl and
 DIR/valid.jsonl (training distribution), DIR/test.jsonl (test distribution)
 and DIR/finetune.jsonl (alternating training and test distribution), all or
-nothing. Tasks: `+taskNames()+`.
-The same seed gives the same bytes.`, stderr)
+nothing. The same seed gives the same bytes.
+Tasks: `+taskNames()+`.`, stderr)
 	task := fs.String("task", string(c.Task), "generalization task")
 	fs.IntVar(&c.Train, "train", c.Train, "training examples (> 0)")
 	fs.IntVar(&c.Valid, "valid", c.Valid, "validation examples, training distribution (>= 0)")
