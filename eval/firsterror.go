@@ -39,8 +39,10 @@ func Symbols(s string) []string {
 // m2 the gold symbol at i. applicable is false when the gold program has
 // no unobserved 2-LS or the prediction matches the gold symbols.
 //
-// Decision: positions count program symbols only (structure tokens are
-// never part of a 2-LS, so they are skipped on both sides).
+// Decisions: positions count program symbols only (structure tokens are
+// never part of a 2-LS, so they are skipped on both sides); the root <s>
+// counts as part of every prefix, so a wrong first symbol whose (<s>, m2)
+// structure is unobserved is a hit.
 func FirstError(m *structure.Model, goldTree *data.Tree, gold, pred []string) (applicable, hit bool) {
 	syms := m.Symbols()
 	var unobs [][2]string
