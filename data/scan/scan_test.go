@@ -236,3 +236,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestInvalidPartsDoNotPanic(t *testing.T) {
+	for _, p := range []Part{{}, {Verb: Turn, Form: Bare, Times: 1}, {Verb: 9, Form: Plain, Dir: Left, Times: 1}, {Verb: Walk, Form: Plain, Times: 1}} {
+		if p.Valid() || p.Words() != "" || p.Actions() != "" || p.Len() != 0 {
+			t.Errorf("%+v: valid %v, words %q, actions %q", p, p.Valid(), p.Words(), p.Actions())
+		}
+		c := Command{Parts: []Part{p}}
+		if c.Tree() == nil {
+			t.Errorf("%+v: nil tree", p)
+		}
+	}
+}

@@ -6,22 +6,32 @@ import (
 	"compgen/data"
 )
 
-// Words returns the phrase as written in a command ("jump around left twice").
-func (p Part) Words() string { return partTable[p.index()].words }
+// Words returns the phrase as written in a command ("jump around left
+// twice"); "" if p is not Valid.
+func (p Part) Words() string { return p.text().words }
 
 // Actions returns the phrase's translation (Fig. 2) as space-separated
 // action names: "x dir" = TURN x, "x opposite dir" = TURN TURN x,
 // "x around dir" = (TURN x) four times, "turn" contributes no action, and
-// twice/thrice repeat the whole phrase Q.
-func (p Part) Actions() string { return partTable[p.index()].actions }
+// twice/thrice repeat the whole phrase Q. It is "" if p is not Valid.
+func (p Part) Actions() string { return p.text().actions }
 
 // Len is the number of actions in the phrase's translation.
-func (p Part) Len() int { return partTable[p.index()].n }
+func (p Part) Len() int { return p.text().n }
 
-// index numbers the valid parts densely for the lookup table; p must be
-// Valid (the parser and sampler only build valid parts).
+// index numbers the parts for the lookup tables; -1 if p is not Valid.
 func (p Part) index() int {
+	if !p.Valid() {
+		return -1
+	}
 	return ((int(p.Verb)*4+int(p.Form))*3+int(p.Dir))*3 + p.Times - 1
+}
+
+func (p Part) text() partText {
+	if i := p.index(); i >= 0 {
+		return partTable[i]
+	}
+	return partText{}
 }
 
 type partText struct {
@@ -168,7 +178,8 @@ func (c *Command) OutputLen() int {
 }
 
 // Record returns the command as a record without an ID: input, output,
-// parts (output order) and derivation tree.
+// parts (output order) and derivation tree. The command must be valid, as
+// Parse and Sample make them.
 func (c *Command) Record() data.Record {
 	out, parts := c.outputAndParts()
 	return data.Record{Input: c.Text(), Output: out, Parts: parts, Tree: c.Tree()}

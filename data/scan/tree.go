@@ -72,6 +72,15 @@ func (c *Command) Tree() *data.Tree {
 	return root
 }
 
+// partTree returns the shared derivation of a phrase; a leaf "?" if the
+// phrase is not valid.
+func partTree(p Part) *data.Tree {
+	if i := p.index(); i >= 0 {
+		return partTrees[i]
+	}
+	return &data.Tree{Label: "?"}
+}
+
 // partTrees holds the derivation "D := P(...)" of every valid phrase.
 var partTrees = buildPartTrees()
 
@@ -112,9 +121,9 @@ func (a *arena) node(label string, children ...*data.Tree) *data.Tree {
 
 // group derives the parts of one "and" group, left-associated.
 func (a *arena) group(parts []Part) *data.Tree {
-	d := partTrees[parts[0].index()]
+	d := partTree(parts[0])
 	for _, p := range parts[1:] {
-		d = a.node(RuleAnd, d, partTrees[p.index()])
+		d = a.node(RuleAnd, d, partTree(p))
 	}
 	return d
 }
