@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+	G "gorgonia.org/gorgonia"
 )
 
 // Width is the batch width for sequences of at most n tokens: n rounded
@@ -78,7 +78,8 @@ func (m *GPT2) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]float64,
 // exist at once.
 func (m *GPT2) outputLogProbs(hidden []float32, rows, targets []int, E int) []float64 {
 	V := m.Cfg.VocabSize
-	wte := blas32.General{Rows: V, Cols: E, Stride: E, Data: m.weights("wte.weight")}
+	wte := m.weights("wte.weight") // [V, E]
+	impl := G.WhichBLAS()          // the BLAS chosen for the graphs (blas.Use)
 	const chunk = 64
 	h := make([]float32, chunk*E)
 	logits := make([]float32, chunk*V)
@@ -88,9 +89,7 @@ func (m *GPT2) outputLogProbs(hidden []float32, rows, targets []int, E int) []fl
 		for j := 0; j < n; j++ {
 			copy(h[j*E:(j+1)*E], hidden[rows[start+j]*E:(rows[start+j]+1)*E])
 		}
-		hm := blas32.General{Rows: n, Cols: E, Stride: E, Data: h[:n*E]}
-		lm := blas32.General{Rows: n, Cols: V, Stride: V, Data: logits[:n*V]}
-		blas32.Gemm(blas.NoTrans, blas.Trans, 1, hm, wte, 0, lm) // [n, V]
+		impl.Sgemm(blas.NoTrans, blas.Trans, n, V, E, 1, h[:n*E], E, wte, E, 0, logits[:n*V], V) // [n, V]
 		for j := 0; j < n; j++ {
 			out[start+j] = logSoftmaxAt(logits[j*V:(j+1)*V], targets[start+j])
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"compgen/blas"
 	"compgen/data"
 	"compgen/lm"
 	"compgen/models"
@@ -73,6 +74,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}
+	blas.Use()
 	recs, err := data.ReadRecords(*in)
 	if err != nil {
 		return err

@@ -1,0 +1,48 @@
+package models
+
+import (
+	"os"
+	"testing"
+
+	"compgen/blas"
+	"compgen/data"
+)
+
+// BenchmarkGPT2Score measures scoring throughput (tokens/s) of GPT-2 small
+// on batches of 32 sequences of 32 tokens. GPT2_BENCH_DIR names a Hugging
+// Face folder to load (scripts/bench.sh writes one with random weights and
+// scores the same weights with PyTorch); otherwise weights are random.
+func BenchmarkGPT2Score(b *testing.B) {
+	blas.Use()
+	var m *GPT2
+	var err error
+	if dir := os.Getenv("GPT2_BENCH_DIR"); dir != "" {
+		m, err = LoadGPT2(dir)
+	} else {
+		m, err = NewGPT2(DefaultGPT2Config(), 1)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	const B, T = 32, 32
+	rng := data.NewRand(1)
+	seqs := make([][]int, B)
+	first := make([]int, B)
+	for i := range seqs {
+		seqs[i] = make([]int, T)
+		for t := range seqs[i] {
+			seqs[i][t] = rng.IntN(m.Cfg.VocabSize)
+		}
+		first[i] = 1
+	}
+	if _, err := m.TokenLogProbs(seqs, first, B); err != nil { // builds the graph
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := m.TokenLogProbs(seqs, first, B); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(B*T*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
