@@ -313,3 +313,47 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReader measures streaming conversion of CFQ-sized examples
+// (rule trees included) to records; bytes/s is the input rate.
+func BenchmarkReader(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("[")
+	const n = 2000
+	tree := `{"ruleId": {"type": "GRAMMAR_RULE", "stringValue": "S=>did NP VP"}, "subTree": [` +
+		strings.Repeat(`{"ruleId": {"type": "KNOWLEDGE", "stringValue": "x"}, "subTree": []},`, 40) + `{"ruleId": "leaf"}]}`
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		fmt.Fprintf(&buf, `{"question": "Did Ann Lee's sister direct Blue Sky %d?", "questionPatternModEntities": "Did M0 's sister direct M1", "sparql": "SELECT count(*) WHERE {\n?x0 ns:people.person.sibling_s ns:m.0a1b .\n?x0 ns:film.director.film ns:m.0c2d\n}", "sparqlPatternModEntities": "SELECT count(*) WHERE {\n?x0 ns:people.person.sibling_s M0 .\n?x0 ns:film.director.film M1\n}", "complexityMeasures": {"a": 1, "b": 2}, "ruleTree": %s}`, i, tree)
+	}
+	buf.WriteString("]")
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		var out bytes.Buffer
+		enc := data.NewEncoder(&out)
+		r, err := NewReader(bytes.NewReader(in))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec, err := e.Record(DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := enc.Encode(&rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -276,3 +276,21 @@ e -> '(' ')'
 		t.Errorf("programs %v, want %v", got, want)
 	}
 }
+
+// BenchmarkGenerate samples records from the test grammar.
+func BenchmarkGenerate(b *testing.B) {
+	g, err := ParseFile("testdata/tiny.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.N, cfg.MaxDepth = 10000, 8
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		err := Generate(context.Background(), g, cfg, func(*data.Record) error { return nil }, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cfg.N*b.N)/b.Elapsed().Seconds(), "records/s")
+}

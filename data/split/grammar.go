@@ -7,6 +7,7 @@ package split
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"compgen/data"
@@ -175,8 +176,19 @@ type GrammarSplitter struct {
 	symNames []string
 	// symTotal[t] counts symbol t over the whole pool.
 	symTotal []int
-	// devRank[i] orders examples for the dev draw (random, from the seed).
-	devRank []int
+	// postings[r] lists, ascending, the examples whose derivation uses rule r.
+	postings [][]int32
+	// devOrder is a seeded random order of the pool for the dev draw.
+	devOrder []int32
+	// stamp and epoch mark examples per evaluation without clearing (so a
+	// splitter is not safe for concurrent use).
+	stamp []uint32
+	epoch uint32
+	// symOut counts a symbol's held-out occurrences in the evaluation
+	// whose number is in symSeen.
+	symOut   []int
+	symSeen  []uint32
+	symEpoch uint32
 	// sets are the held-out sets, in candidate order.
 	sets []HeldOut
 }
@@ -230,7 +242,20 @@ func NewGrammarSplitter(g *scfg.Grammar, pool []data.Record, cfg GrammarConfig) 
 		}
 		s.syms = append(s.syms, ids)
 	}
-	s.devRank = data.SubRand(cfg.Seed, "grammar-dev").Perm(len(pool))
+	for _, i := range data.SubRand(cfg.Seed, "grammar-dev").Perm(len(pool)) {
+		s.devOrder = append(s.devOrder, int32(i))
+	}
+	s.postings = make([][]int32, len(g.Rules))
+	for i := range pool {
+		for r := range g.Rules {
+			if s.has(i, r) {
+				s.postings[r] = append(s.postings[r], int32(i))
+			}
+		}
+	}
+	s.stamp = make([]uint32, len(pool))
+	s.symOut = make([]int, len(s.symNames))
+	s.symSeen = make([]uint32, len(s.symNames))
 	s.sets = HeldOutSets(g)
 	return s, nil
 }
@@ -245,9 +270,7 @@ func (s *GrammarSplitter) Len() int { return len(s.sets) }
 func (s *GrammarSplitter) Candidates(step func()) []GrammarCandidate {
 	out := make([]GrammarCandidate, len(s.sets))
 	for k, h := range s.sets {
-		c := s.evaluate(k, h)
-		c.Train, c.Dev, c.Test = nil, nil, nil
-		out[k] = c
+		out[k] = s.evaluate(k, h, false)
 		if step != nil {
 			step()
 		}
@@ -260,67 +283,64 @@ func (s *GrammarSplitter) Candidate(k int) (GrammarCandidate, error) {
 	if k < 0 || k >= len(s.sets) {
 		return GrammarCandidate{}, fmt.Errorf("grammar split index %d out of range [0, %d)", k, len(s.sets))
 	}
-	return s.evaluate(k, s.sets[k]), nil
+	return s.evaluate(k, s.sets[k], true), nil
 }
 
 // evaluate puts in test every example whose derivation contains both rules
 // of some pair of U (§2.1), draws dev from the rest, and checks that every
-// test symbol occurs in train (App. B.2).
-func (s *GrammarSplitter) evaluate(k int, h HeldOut) GrammarCandidate {
+// test symbol occurs in train (App. B.2). Test comes from intersecting the
+// two rules' posting lists, so the cost follows the held-out part, not the
+// pool; full lists (withLists) cost one pass over the pool.
+func (s *GrammarSplitter) evaluate(k int, h HeldOut, withLists bool) GrammarCandidate {
 	c := GrammarCandidate{Index: k, HeldOut: h}
-	inTest := make([]bool, len(s.pool))
-	var rest []int
-	for i := range s.pool {
-		for _, p := range h.pairIDs {
-			if s.has(i, p[0]) && s.has(i, p[1]) {
-				inTest[i] = true
-				break
+	s.epoch++
+	for _, p := range h.pairIDs {
+		a, b := s.postings[p[0]], s.postings[p[1]]
+		for x, y := 0, 0; x < len(a) && y < len(b); {
+			switch {
+			case a[x] < b[y]:
+				x++
+			case a[x] > b[y]:
+				y++
+			default:
+				if i := a[x]; s.stamp[i] != s.epoch {
+					s.stamp[i] = s.epoch
+					c.Test = append(c.Test, int(i))
+				}
+				x++
+				y++
 			}
 		}
-		if inTest[i] {
-			c.Test = append(c.Test, i)
-		} else {
-			rest = append(rest, i)
+	}
+	sort.Ints(c.Test)
+	testEpoch := s.epoch
+	// Dev: the first round(DevFrac * rest) non-test examples in the seeded
+	// random order.
+	nDev := int(math.Round(s.cfg.DevFrac * float64(len(s.pool)-len(c.Test))))
+	s.epoch++
+	for _, i := range s.devOrder {
+		if len(c.Dev) == nDev {
+			break
+		}
+		if s.stamp[i] != testEpoch {
+			s.stamp[i] = s.epoch
+			c.Dev = append(c.Dev, int(i))
 		}
 	}
-	inDev := s.drawDev(rest)
-	for _, i := range rest {
-		if inDev[i] {
-			c.Dev = append(c.Dev, i)
-		} else {
-			c.Train = append(c.Train, i)
-		}
-	}
-	c.NTrain, c.NDev, c.NTest = len(c.Train), len(c.Dev), len(c.Test)
+	sort.Ints(c.Dev)
+	c.NTest, c.NDev = len(c.Test), len(c.Dev)
+	c.NTrain = len(s.pool) - c.NTest - c.NDev
 	c.Valid, c.Reason = s.check(&c)
-	return c
-}
-
-// drawDev marks round(DevFrac * len(rest)) of rest, lowest devRank first.
-func (s *GrammarSplitter) drawDev(rest []int) map[int]bool {
-	n := int(math.Round(s.cfg.DevFrac * float64(len(rest))))
-	if n == 0 {
-		return nil
-	}
-	// Select the n smallest ranks with a counting pass over ranks, which
-	// keeps this linear in the pool size.
-	byRank := make([]int, len(s.pool))
-	for i := range byRank {
-		byRank[i] = -1
-	}
-	for _, i := range rest {
-		byRank[s.devRank[i]] = i
-	}
-	dev := make(map[int]bool, n)
-	for _, i := range byRank {
-		if i >= 0 {
-			dev[i] = true
-			if len(dev) == n {
-				break
+	if withLists {
+		for i := range s.pool {
+			if st := s.stamp[i]; st != testEpoch && st != s.epoch {
+				c.Train = append(c.Train, i)
 			}
 		}
+	} else {
+		c.Test, c.Dev = nil, nil
 	}
-	return dev
+	return c
 }
 
 // check reports whether the candidate makes a valid split.
@@ -328,25 +348,28 @@ func (s *GrammarSplitter) check(c *GrammarCandidate) (bool, string) {
 	if len(c.Test) == 0 {
 		return false, "no example contains a held-out pair"
 	}
-	if len(c.Train) == 0 {
+	if c.NTrain == 0 {
 		return false, "every example is held out"
 	}
 	// A symbol is in train unless all its occurrences are in test or dev;
 	// counting those alone keeps this proportional to the held-out part.
-	out := map[int32]int{}
+	s.symEpoch++
 	for _, part := range [][]int{c.Test, c.Dev} {
 		for _, i := range part {
 			for _, t := range s.syms[i] {
-				out[t]++
+				if s.symSeen[t] != s.symEpoch {
+					s.symSeen[t] = s.symEpoch
+					s.symOut[t] = 0
+				}
+				s.symOut[t]++
 			}
 		}
 	}
 	var missing []string
-	seen := map[int32]bool{}
 	for _, i := range c.Test {
 		for _, t := range s.syms[i] {
-			if out[t] == s.symTotal[t] && !seen[t] {
-				seen[t] = true
+			if s.symOut[t] == s.symTotal[t] {
+				s.symOut[t] = -1 // report once
 				missing = append(missing, s.symNames[t])
 			}
 		}
