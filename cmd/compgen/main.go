@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
-				return c.run(ctx, []string{"--help"}, stdout, stdout)
+				return helpOK(c.run(ctx, []string{"--help"}, stdout, stdout))
 			}
 		}
 		printHelp(stdout)
@@ -55,5 +55,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return usagef("unknown command %q (run 'compgen help' for the list)", name)
 	}
-	return c.run(ctx, args[1:], stdout, stderr)
+	// --help is success wherever a command returns it from parseFlags.
+	return helpOK(c.run(ctx, args[1:], stdout, stderr))
 }

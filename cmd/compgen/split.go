@@ -31,6 +31,9 @@ func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "grammar" {
 		return runSplitGrammar(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "nls" { // n-LS splits have flags of their own (split_nls.go)
+		return runSplitNLS(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("split", "split METHOD --in data.jsonl --out DIR [flags]", `
 Re-split a pool of records into DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl
 and DIR/split.json (ids, parameters and statistics). METHOD is one of
