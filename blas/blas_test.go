@@ -10,6 +10,7 @@ import (
 // After Use, Gorgonia's BLAS multiplies correctly (the link works).
 func TestUse(t *testing.T) {
 	Use()
+	SetThreads(1)
 	a := []float32{1, 2, 3, 4, 5, 6} // [2, 3]
 	b := []float32{1, 0, 0, 1, 1, 1} // [3, 2]
 	c := make([]float32, 4)          // [2, 2]

@@ -7,3 +7,6 @@ const Name = "gonum (pure Go)"
 
 // Use keeps Gorgonia's default pure-Go gonum BLAS.
 func Use() {}
+
+// SetThreads does nothing for the pure-Go BLAS.
+func SetThreads(n int) {}

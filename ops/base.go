@@ -19,7 +19,14 @@ import (
 type opBase struct {
 	desc  string
 	arity int
+	// buf is the output of the last run, reused by the next one: the tape
+	// machine drops its registers on Reset, so without it every step would
+	// allocate (and the GC clear) every activation again. A value from one
+	// run is therefore only valid until the next run of the same graph.
+	buf *tensor.Dense
 }
+
+func base(desc string, arity int) opBase { return opBase{desc: desc, arity: arity} }
 
 func (o opBase) Arity() int            { return o.arity }
 func (o opBase) ReturnsPtr() bool      { return false }
@@ -85,14 +92,20 @@ func ints(v G.Value, what string) ([]int, error) {
 	return d.Ints(), nil
 }
 
-// out returns a float32 tensor of the given shape, reusing prealloc when it
-// fits (the tape machine hands back last step's buffer). Callers overwrite
-// every element.
-func out(prealloc G.Value, shape ...int) *tensor.Dense {
-	if d, ok := prealloc.(*tensor.Dense); ok && d.Dtype() == tensor.Float32 && d.Shape().Eq(tensor.Shape(shape)) && d.IsNativelyAccessible() && !d.RequiresIterator() {
+// out returns a float32 tensor of the given shape for the op's result:
+// prealloc when the tape machine offers one that fits, else the op's buffer
+// from its last run, else a new tensor. Callers overwrite every element.
+func (o *opBase) out(prealloc G.Value, shape ...int) *tensor.Dense {
+	fits := func(d *tensor.Dense) bool {
+		return d != nil && d.Dtype() == tensor.Float32 && d.Shape().Eq(tensor.Shape(shape)) && d.IsNativelyAccessible() && !d.RequiresIterator()
+	}
+	if d, ok := prealloc.(*tensor.Dense); ok && fits(d) {
 		return d
 	}
-	return tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
+	if !fits(o.buf) {
+		o.buf = tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
+	}
+	return o.buf
 }
 
 // parallelMin is the work (elements touched) below which a loop stays on one

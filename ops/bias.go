@@ -14,7 +14,7 @@ func AddBias(x, b *G.Node) (*G.Node, error) {
 	if x.Dims() != 2 || b.Dims() != 1 || b.Shape()[0] != x.Shape()[1] {
 		return nil, fmt.Errorf("add bias: want x [N,D] and b [D], got %v and %v", x.Shape(), b.Shape())
 	}
-	return G.ApplyOp(&addBiasOp{opBase{"AddBias", 2}}, x, b) // [N, D]
+	return G.ApplyOp(&addBiasOp{base("AddBias", 2)}, x, b) // [N, D]
 }
 
 // Linear returns x W + b for x [N, In], w [In, Out], b [Out] (nil: no bias).
@@ -49,7 +49,7 @@ func (o *addBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	n, d := s[0], s[1]
-	res := out(pre, n, d) // [N, D]
+	res := o.out(pre, n, d) // [N, D]
 	y := res.Float32s()
 	for r := 0; r < n; r++ {
 		yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
@@ -62,7 +62,7 @@ func (o *addBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 
 func (o *addBiasOp) DiffWRT(n int) []bool { return []bool{true, true} }
 func (o *addBiasOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	db, err := G.ApplyOp(&layerNormGradParams{opBase{"LayerNormGradBeta", 2}, 0, false}, in[0], grad) // [D]
+	db, err := G.ApplyOp(&layerNormGradParams{base("LayerNormGradBeta", 2), 0, false}, in[0], grad) // [D]
 	if err != nil {
 		return nil, err
 	}

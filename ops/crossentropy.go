@@ -27,7 +27,7 @@ func SoftmaxCrossEntropy(logits, targets *G.Node, ignore int, smoothing float32)
 	if smoothing < 0 || smoothing >= 1 {
 		return nil, fmt.Errorf("softmax cross-entropy: label smoothing %g not in [0,1)", smoothing)
 	}
-	op := &sceOp{opBase{fmt.Sprintf("SoftmaxCE{%d,%g}", ignore, smoothing), 2}, ignore, smoothing}
+	op := &sceOp{base(fmt.Sprintf("SoftmaxCE{%d,%g}", ignore, smoothing), 2), ignore, smoothing}
 	return G.ApplyOp(op, logits, targets) // scalar
 }
 
@@ -90,21 +90,30 @@ func (o *sceOp) Do(in ...G.Value) (G.Value, error) {
 		return G.NewF32(0), nil
 	}
 	eps := float64(o.smoothing)
-	var total float64
-	for i, ti := range t {
-		if ti == o.ignore {
-			continue
-		}
-		row := x[i*v : (i+1)*v]
-		_, lse := logSumExp(row)
-		l := float64(lse) - (1-eps)*float64(row[ti])
-		if eps > 0 {
-			var s float64
-			for _, z := range row {
-				s += float64(z)
+	// Per-row losses in parallel, summed in row order so the result does
+	// not depend on the number of goroutines.
+	losses := make([]float64, len(t))
+	parallel(len(t), len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ti := t[i]
+			if ti == o.ignore {
+				continue
 			}
-			l -= eps * s / float64(v)
+			row := x[i*v : (i+1)*v]
+			_, lse := logSumExp(row)
+			l := float64(lse) - (1-eps)*float64(row[ti])
+			if eps > 0 {
+				var s float64
+				for _, z := range row {
+					s += float64(z)
+				}
+				l -= eps * s / float64(v)
+			}
+			losses[i] = l
 		}
+	})
+	var total float64
+	for _, l := range losses {
 		total += l
 	}
 	return G.NewF32(float32(total / float64(count))), nil
@@ -112,7 +121,7 @@ func (o *sceOp) Do(in ...G.Value) (G.Value, error) {
 
 func (o *sceOp) DiffWRT(n int) []bool { return []bool{true, false} }
 func (o *sceOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	g := &sceGradOp{opBase{"Grad" + o.desc, 3}, o}
+	g := &sceGradOp{base("Grad"+o.desc, 3), o}
 	dx, err := G.ApplyOp(g, in[0], in[1], grad) // [N, V]
 	if err != nil {
 		return nil, err
@@ -145,7 +154,7 @@ func (o *sceGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("cross-entropy grad: %w", err)
 	}
 	n := len(t)
-	res := out(pre, n, v) // [N, V]
+	res := o.out(pre, n, v) // [N, V]
 	dx := res.Float32s()
 	eps := o.fwd.smoothing
 	parallel(n, n*v, func(lo, hi int) {

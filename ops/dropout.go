@@ -46,7 +46,7 @@ func Dropout(x *G.Node, p float32, src *DropoutSource) (*G.Node, error) {
 	}
 	id := src.n
 	src.n++
-	op := &dropoutOp{opBase: opBase{fmt.Sprintf("Dropout{%g,#%d}", p, id), 1}, p: p, id: id, src: src}
+	op := &dropoutOp{opBase: base(fmt.Sprintf("Dropout{%g,#%d}", p, id), 1), p: p, id: id, src: src}
 	return G.ApplyOp(op, x) // same shape as x
 }
 
@@ -76,7 +76,7 @@ func (o *dropoutOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := out(pre, s...) // same shape as x
+	res := o.out(pre, s...) // same shape as x
 	y := res.Float32s()
 	if !o.src.training || o.p == 0 {
 		o.mask = nil
@@ -101,7 +101,7 @@ func (o *dropoutOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 
 func (o *dropoutOp) DiffWRT(n int) []bool { return []bool{true} }
 func (o *dropoutOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&dropoutGradOp{opBase{"Grad" + o.desc, 1}, o}, grad) // same shape as x
+	dx, err := G.ApplyOp(&dropoutGradOp{base("Grad"+o.desc, 1), o}, grad) // same shape as x
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (o *dropoutGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, erro
 	if err != nil {
 		return nil, err
 	}
-	res := out(pre, s...) // same shape as dy
+	res := o.out(pre, s...) // same shape as dy
 	dx := res.Float32s()
 	m := o.fwd.mask
 	if m == nil {

@@ -17,7 +17,7 @@ func Embed(table, ids *G.Node) (*G.Node, error) {
 		return nil, fmt.Errorf("embed: want table [V,D] and int ids [N], got %v and %v %v", table.Shape(), ids.Shape(), ids.Dtype())
 	}
 	ts := table.Shape()
-	return G.ApplyOp(&gatherOp{opBase{fmt.Sprintf("Embed%v", ts), 2}, ts[0], ts[1], false}, table, ids) // [N, D]
+	return G.ApplyOp(&gatherOp{base(fmt.Sprintf("Embed%v", ts), 2), ts[0], ts[1], false}, table, ids) // [N, D]
 }
 
 // RelativeBias looks up a learned bias per (bucket, head) for every
@@ -34,7 +34,7 @@ func RelativeBias(table *G.Node, buckets []int, tq, tk int) (*G.Node, error) {
 			return nil, fmt.Errorf("relative bias: bucket %d outside [0,%d)", b, ts[0])
 		}
 	}
-	op := &relBiasOp{opBase{fmt.Sprintf("RelBias{%v,%d,%d,%v}", ts, tq, tk, buckets), 1}, buckets, ts[0], ts[1], tq, tk, false}
+	op := &relBiasOp{base(fmt.Sprintf("RelBias{%v,%d,%d,%v}", ts, tq, tk, buckets), 1), buckets, ts[0], ts[1], tq, tk, false}
 	return G.ApplyOp(op, table) // [1, H, Tq, Tk]
 }
 
@@ -74,14 +74,14 @@ func (o *gatherOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	}
 	d := o.d
 	if !o.grad {
-		res := out(pre, len(ids), d) // [N, D]
+		res := o.out(pre, len(ids), d) // [N, D]
 		y := res.Float32s()
 		for i, id := range ids {
 			copy(y[i*d:(i+1)*d], x[id*d:(id+1)*d])
 		}
 		return res, nil
 	}
-	res := out(pre, o.v, d) // [V, D]
+	res := o.out(pre, o.v, d) // [V, D]
 	y := res.Float32s()
 	clear(y)
 	for i, id := range ids {
@@ -98,7 +98,7 @@ func (o *gatherOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if o.grad {
 		return nil, fmt.Errorf("embed: second derivative not implemented")
 	}
-	g := &gatherOp{opBase{"Grad" + o.desc, 2}, o.v, o.d, true}
+	g := &gatherOp{base("Grad"+o.desc, 2), o.v, o.d, true}
 	dt, err := G.ApplyOp(g, grad, in[1]) // [V, D]
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (o *relBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	}
 	n := o.tq * o.tk
 	if !o.grad {
-		res := out(pre, 1, o.h, o.tq, o.tk) // [1, H, Tq, Tk]
+		res := o.out(pre, 1, o.h, o.tq, o.tk) // [1, H, Tq, Tk]
 		y := res.Float32s()
 		for h := 0; h < o.h; h++ {
 			for p, b := range o.buckets {
@@ -147,7 +147,7 @@ func (o *relBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 		}
 		return res, nil
 	}
-	res := out(pre, o.nb, o.h) // [NB, H]
+	res := o.out(pre, o.nb, o.h) // [NB, H]
 	y := res.Float32s()
 	clear(y)
 	for h := 0; h < o.h; h++ {
@@ -166,6 +166,7 @@ func (o *relBiasOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	g := *o
 	g.grad = true
 	g.desc = "Grad" + o.desc
+	g.buf = nil
 	dt, err := G.ApplyOp(&g, grad) // [NB, H]
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 // (Hendrycks & Gimpel 2016, as GPT-2 uses it) elementwise to x of any shape:
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 func GELU(x *G.Node) (*G.Node, error) {
-	return G.ApplyOp(&geluOp{opBase{"GELU", 1}, false}, x) // same shape as x
+	return G.ApplyOp(&geluOp{base("GELU", 1), false}, x) // same shape as x
 }
 
 const (
@@ -52,7 +52,7 @@ func (o *geluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 			return nil, err
 		}
 	}
-	res := out(pre, s...) // same shape as x
+	res := o.out(pre, s...) // same shape as x
 	y := res.Float32s()
 	parallel(len(x), 8*len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -74,7 +74,7 @@ func (o *geluOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if o.grad {
 		return nil, fmt.Errorf("gelu: second derivative not implemented")
 	}
-	dx, err := G.ApplyOp(&geluOp{opBase{"GELUGrad", 2}, true}, in[0], grad) // same shape as x
+	dx, err := G.ApplyOp(&geluOp{base("GELUGrad", 2), true}, in[0], grad) // same shape as x
 	if err != nil {
 		return nil, err
 	}

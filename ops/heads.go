@@ -76,7 +76,7 @@ type headOp struct {
 }
 
 func newHeadOp(kind headKind, g headGeom, scale float32) *headOp {
-	return &headOp{opBase{fmt.Sprintf("%s{%v,%g}", headKindNames[kind], g, scale), 2}, kind, g, scale}
+	return &headOp{base(fmt.Sprintf("%s{%v,%g}", headKindNames[kind], g, scale), 2), kind, g, scale}
 }
 
 func (o *headOp) outShape() tensor.Shape {
@@ -117,7 +117,7 @@ func (o *headOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := out(pre, o.outShape()...)
+	res := o.out(pre, o.outShape()...)
 	c := res.Float32s()
 	g := o.g
 	dk, d, tq, tk := g.dk(), g.d, g.tq, g.tk

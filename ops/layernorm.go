@@ -23,7 +23,7 @@ func LayerNorm(x, gamma, beta *G.Node, eps float32) (*G.Node, error) {
 	if gamma.Shape()[0] != d || beta.Shape()[0] != d {
 		return nil, fmt.Errorf("layernorm: x %v does not match gamma %v / beta %v", x.Shape(), gamma.Shape(), beta.Shape())
 	}
-	return G.ApplyOp(&layerNormOp{opBase{fmt.Sprintf("LayerNorm{%g}", eps), 3}, eps}, x, gamma, beta) // [N, D]
+	return G.ApplyOp(&layerNormOp{base(fmt.Sprintf("LayerNorm{%g}", eps), 3), eps}, x, gamma, beta) // [N, D]
 }
 
 type layerNormOp struct {
@@ -53,7 +53,7 @@ func (o *layerNormOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error)
 		return nil, err
 	}
 	n, d := s[0], s[1]
-	y := out(pre, n, d) // [N, D]
+	y := o.out(pre, n, d) // [N, D]
 	yd := y.Float32s()
 	parallel(n, n*d, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -91,15 +91,15 @@ func (o *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
 // over x is cheap next to the matrix products around it.
 func (o *layerNormOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	x, gamma := in[0], in[1]
-	dx, err := G.ApplyOp(&layerNormGradX{opBase{fmt.Sprintf("LayerNormGradX{%g}", o.eps), 3}, o.eps}, x, gamma, grad) // [N, D]
+	dx, err := G.ApplyOp(&layerNormGradX{base(fmt.Sprintf("LayerNormGradX{%g}", o.eps), 3), o.eps}, x, gamma, grad) // [N, D]
 	if err != nil {
 		return nil, err
 	}
-	dg, err := G.ApplyOp(&layerNormGradParams{opBase{fmt.Sprintf("LayerNormGradGamma{%g}", o.eps), 2}, o.eps, true}, x, grad) // [D]
+	dg, err := G.ApplyOp(&layerNormGradParams{base(fmt.Sprintf("LayerNormGradGamma{%g}", o.eps), 2), o.eps, true}, x, grad) // [D]
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.ApplyOp(&layerNormGradParams{opBase{"LayerNormGradBeta", 2}, o.eps, false}, x, grad) // [D]
+	db, err := G.ApplyOp(&layerNormGradParams{base("LayerNormGradBeta", 2), o.eps, false}, x, grad) // [D]
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (o *layerNormGradX) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, err
 		return nil, err
 	}
 	n, d := s[0], s[1]
-	dx := out(pre, n, d) // [N, D]
+	dx := o.out(pre, n, d) // [N, D]
 	dxd := dx.Float32s()
 	inv := 1 / float32(d)
 	parallel(n, n*d, func(lo, hi int) {
@@ -187,7 +187,7 @@ func (o *layerNormGradParams) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value
 		return nil, err
 	}
 	n, d := s[0], s[1]
-	res := out(pre, d) // [D]
+	res := o.out(pre, d) // [D]
 	acc := res.Float32s()
 	clear(acc)
 	for r := 0; r < n; r++ {

@@ -22,7 +22,7 @@ func AttentionSoftmax(scores, mask, bias *G.Node) (*G.Node, error) {
 	}
 	s := scores.Shape()
 	in := G.Nodes{scores}
-	op := &attnSoftmaxOp{opBase: opBase{"AttnSoftmax", 1}}
+	op := &attnSoftmaxOp{opBase: base("AttnSoftmax", 1)}
 	for k, n := range []*G.Node{mask, bias} {
 		if n == nil {
 			continue
@@ -105,7 +105,7 @@ func (o *attnSoftmaxOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, erro
 		adds = append(adds, a)
 	}
 	nb, nh, tq, tk := s[0], s[1], s[2], s[3]
-	res := out(pre, nb, nh, tq, tk) // [B, H, Tq, Tk]
+	res := o.out(pre, nb, nh, tq, tk) // [B, H, Tq, Tk]
 	y := res.Float32s()
 	negInf := float32(math.Inf(-1))
 	parallel(nb*nh, len(x), func(lo, hi int) {
@@ -156,7 +156,7 @@ func (o *attnSoftmaxOp) DiffWRT(n int) []bool {
 }
 
 func (o *attnSoftmaxOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	ds, err := G.ApplyOp(&softmaxGradOp{opBase{"AttnSoftmaxGrad", 2}}, output, grad) // [B, H, Tq, Tk]
+	ds, err := G.ApplyOp(&softmaxGradOp{base("AttnSoftmaxGrad", 2)}, output, grad) // [B, H, Tq, Tk]
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (o *attnSoftmaxOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, erro
 		db := ds
 		if !bias.Shape().Eq(ds.Shape()) {
 			bs := bias.Shape()
-			op := &sumToOp{opBase{fmt.Sprintf("SumTo%v", bs), 1}, bs.Clone()}
+			op := &sumToOp{base(fmt.Sprintf("SumTo%v", bs), 1), bs.Clone()}
 			if db, err = G.ApplyOp(op, ds); err != nil { // [B|1, H|1, Tq, Tk]
 				return nil, err
 			}
@@ -202,7 +202,7 @@ func (o *softmaxGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, erro
 	}
 	tk := s[len(s)-1]
 	rows := len(p) / tk
-	res := out(pre, s...) // [B, H, Tq, Tk]
+	res := o.out(pre, s...) // [B, H, Tq, Tk]
 	ds := res.Float32s()
 	parallel(rows, len(p), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -238,7 +238,7 @@ func (o *sumToOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := out(pre, o.shape...) // [B|1, H|1, Tq, Tk]
+	res := o.out(pre, o.shape...) // [B|1, H|1, Tq, Tk]
 	a := addend{v: res.Float32s(), nh: o.shape[1]}
 	if o.shape[0] > 1 {
 		a.bs = 1
