@@ -31,6 +31,9 @@ type Memory struct {
 	Data []float32
 	// SrcLen are the real source lengths per row.
 	SrcLen []int
+	// Src [B*S] are the source ids, for models that copy from the source
+	// (nil when a model does not need them).
+	Src []int
 }
 
 // Repeat gives each row k consecutive copies (for beam search).
@@ -42,6 +45,9 @@ func (m *Memory) Repeat(k int) *Memory {
 		for r := 0; r < k; r++ {
 			out.Data = append(out.Data, row...)
 			out.SrcLen = append(out.SrcLen, m.SrcLen[b])
+			if m.Src != nil {
+				out.Src = append(out.Src, m.Src[b*m.S:(b+1)*m.S]...)
+			}
 		}
 	}
 	return out

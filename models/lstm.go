@@ -1,0 +1,233 @@
+package models
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"gorgonia.org/tensor"
+
+	"compgen/data"
+)
+
+// LSTM is the recurrent sequence-to-sequence baseline of Keysers et al.
+// (2020, §5.1 and App. E): a bidirectional LSTM encoder and an LSTM decoder
+// with additive attention (Bahdanau et al. 2015). With Copy it is the
+// copying decoder Bogin et al. (2022, §5.3) pair with their encoders: the
+// pointer-generator mixture of Gu et al. (2016) and See et al. (2017),
+//
+//	P(y) = p_gen·P_vocab(y) + (1−p_gen)·Σ_{j: x_j = y} a_j,
+//
+// over an extended vocabulary: target ids, then one id per source position
+// (TgtVocab + j), which stands for the source token at j and is how tokens
+// outside the target vocabulary are produced.
+//
+// Decisions the papers leave open:
+//   - The attention query is the top decoder state of the current step and
+//     the output layer reads [h_t; c_t] (Luong et al. 2015's placement with
+//     Bahdanau's additive score), without input feeding, so the decoder
+//     LSTM runs as one sequence.
+//   - The decoder starts from zero states; the attention gives it the source.
+//   - Embedding size equals the hidden size (Config.Dim), as does the
+//     attention size; each encoder direction has Dim units, so the memory is
+//     2·Dim wide.
+//   - Dropout (Config.Dropout) falls on embeddings, between layers and on
+//     [h_t; c_t] before the output layer.
+//   - The copy gate reads [h_t; c_t; embedding of the decoder input]
+//     (See et al. §2.2). Label smoothing applies to lstm-attention only;
+//     lstm-copy's loss is −log P(y) of the mixture.
+//   - Copy mass of a source token that is in the target vocabulary goes to
+//     its target id; mass of positions sharing one (known) source token goes
+//     to the first of them; unknown source tokens keep their own position.
+type LSTM struct {
+	// Cfg is the validated configuration.
+	Cfg Config
+	// Copy turns on the copy mechanism (lstm-copy).
+	Copy bool
+	p    Params
+	seed uint64
+	// srcToTgt maps a source id to the target id of the same token, -1
+	// when the target vocabulary lacks it (copy only).
+	srcToTgt       []int
+	srcEmb, tgtEmb int
+	enc            [][2]cellIDs // [layer][forward, backward]
+	dec            []cellIDs
+	wq, wk, ba, va int // attention: query [H, A], key [2H, A], bias [A], v [A]
+	outW, outB     int // [3H, V], [V]
+	gateW, gateB   int // copy gate [3H+E, 1], [1]
+}
+
+type cellIDs struct{ w, b int }
+
+// IsLSTM reports whether a --model name is one of the recurrent models.
+func IsLSTM(variant string) bool { return variant == "lstm-attention" || variant == "lstm-copy" }
+
+// LSTMDefaultConfig is Keysers et al.'s LSTM+attention setting (App. E):
+// hidden size 512, 2 layers, dropout 0.4.
+func LSTMDefaultConfig(variant string) Config {
+	c := DefaultConfig()
+	c.Variant, c.Dim, c.Layers, c.Dropout = variant, 512, 2, 0.4
+	return c
+}
+
+// NewLSTM makes an lstm-attention or lstm-copy model with weights drawn
+// from seed. The copy model needs the vocabulary to tell which source
+// tokens are target tokens.
+func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !IsLSTM(cfg.Variant) {
+		return nil, fmt.Errorf("model: %q is not an LSTM model", cfg.Variant)
+	}
+	if cfg.SrcVocab <= UnkID || cfg.TgtVocab <= UnkID {
+		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)
+	}
+	m := &LSTM{Cfg: cfg, Copy: cfg.Variant == "lstm-copy", seed: seed}
+	if m.Copy {
+		if v == nil || len(v.Source) != cfg.SrcVocab || len(v.Target) != cfg.TgtVocab {
+			return nil, fmt.Errorf("model: lstm-copy needs the run's vocabulary")
+		}
+		m.srcToTgt = make([]int, cfg.SrcVocab)
+		for i, tok := range v.Source {
+			m.srcToTgt[i] = -1
+			if id, unk := v.TargetIDs([]string{tok}); unk == 0 && i > UnkID {
+				m.srcToTgt[i] = id[0]
+			}
+		}
+	}
+	rng := data.SubRand(seed, "init")
+	H, p := cfg.Dim, &m.p
+	m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 0.1))
+	m.tgtEmb = p.Add("tgt_emb", tensor.Shape{cfg.TgtVocab, H}, normal(rng, 0.1))
+	cell := func(name string, in int) cellIDs {
+		return cellIDs{
+			w: p.Add(name+".w", tensor.Shape{in + H, 4 * H}, xavier(rng, in+H, H)),
+			b: p.Add(name+".b", tensor.Shape{4 * H}, forgetBias(H)),
+		}
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		in := 2 * H
+		if l == 0 {
+			in = H
+		}
+		n := "enc" + strconv.Itoa(l)
+		m.enc = append(m.enc, [2]cellIDs{cell(n+".fwd", in), cell(n+".bwd", in)})
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		m.dec = append(m.dec, cell("dec"+strconv.Itoa(l), H))
+	}
+	m.wq = p.Add("attn.wq", tensor.Shape{H, H}, xavier(rng, H, H))
+	m.wk = p.Add("attn.wk", tensor.Shape{2 * H, H}, xavier(rng, 2*H, H))
+	m.ba = p.Add("attn.b", tensor.Shape{H}, constant(0))
+	m.va = p.Add("attn.v", tensor.Shape{H}, xavier(rng, H, 1))
+	m.outW = p.Add("out.w", tensor.Shape{3 * H, cfg.TgtVocab}, xavier(rng, 3*H, cfg.TgtVocab))
+	m.outB = p.Add("out.b", tensor.Shape{cfg.TgtVocab}, constant(0))
+	if m.Copy {
+		m.gateW = p.Add("copy.w", tensor.Shape{4 * H, 1}, xavier(rng, 4*H, 1))
+		m.gateB = p.Add("copy.b", tensor.Shape{1}, constant(0))
+	}
+	return m, nil
+}
+
+// forgetBias starts the forget gates at 1 (Jozefowicz et al. 2015) so
+// that early gradients flow through time.
+func forgetBias(H int) func([]float32) {
+	return func(w []float32) {
+		for k := H; k < 2*H; k++ {
+			w[k] = 1
+		}
+	}
+}
+
+// Params implements Seq2Seq.
+func (m *LSTM) Params() *Params { return &m.p }
+
+// Loss implements Seq2Seq.
+func (m *LSTM) Loss(bt *Batch, train bool, eps float64, step int) (float64, error) {
+	if err := m.checkIDs(bt.Src, bt.DecIn); err != nil {
+		return 0, err
+	}
+	var rng *rand.Rand
+	if train && m.Cfg.Dropout > 0 {
+		rng = data.SubRand(m.seed, "dropout/"+strconv.Itoa(step))
+	}
+	f := &lstmPass{m: m, rng: rng}
+	srcLen := rowLengths(bt.Src, bt.B, bt.S)
+	f.encode(bt.Src, bt.B, bt.S, srcLen)
+	rows := make([]int, bt.B*bt.T) // every decoder position is a query row
+	for r := range rows {
+		rows[r] = r
+	}
+	f.decode(bt.DecIn, bt.T, rows)
+	loss := f.loss(bt.Tgt, float32(eps), train)
+	if train {
+		m.p.ZeroGrads()
+		f.backward()
+	}
+	return loss, nil
+}
+
+// Encode implements Seq2Seq: the memory is the top encoder layer's
+// [forward; backward] states, [B*S, 2·Dim].
+func (m *LSTM) Encode(src []int, B, S int) (*Memory, error) {
+	if err := m.checkIDs(src, nil); err != nil {
+		return nil, err
+	}
+	f := &lstmPass{m: m}
+	srcLen := rowLengths(src, B, S)
+	f.encode(src, B, S, srcLen)
+	return &Memory{B: B, S: S, Data: f.mem, SrcLen: srcLen, Src: append([]int(nil), src...)}, nil
+}
+
+// Logits implements Seq2Seq. lstm-attention returns logits [B, V];
+// lstm-copy returns log-probabilities over the extended vocabulary
+// [B, V+S] (already normalised, so a log-softmax leaves them unchanged).
+func (m *LSTM) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error) {
+	if pos < 0 || pos >= T || len(decIn) != mem.B*T {
+		return nil, fmt.Errorf("decode: position %d outside %d-token inputs for %d rows", pos, T, mem.B)
+	}
+	if m.Copy && len(mem.Src) != mem.B*mem.S {
+		return nil, fmt.Errorf("decode: lstm-copy needs the source ids in the memory")
+	}
+	f := &lstmPass{m: m, B: mem.B, S: mem.S, src: mem.Src, mem: mem.Data, srcLen: mem.SrcLen}
+	// Only positions up to pos matter: run the decoder over them.
+	in := make([]int, mem.B*(pos+1))
+	for b := 0; b < mem.B; b++ {
+		copy(in[b*(pos+1):(b+1)*(pos+1)], decIn[b*T:b*T+pos+1])
+	}
+	rows := make([]int, mem.B)
+	for b := range rows {
+		rows[b] = b*(pos+1) + pos
+	}
+	f.decode(in, pos+1, rows)
+	if !m.Copy {
+		return f.logits, nil
+	}
+	return f.extendedLogProbs(), nil
+}
+
+// checkIDs refuses ids outside the vocabularies (a corrupt batch).
+func (m *LSTM) checkIDs(src, dec []int) error {
+	for _, id := range src {
+		if id < 0 || id >= m.Cfg.SrcVocab {
+			return fmt.Errorf("source id %d outside the vocabulary of %d", id, m.Cfg.SrcVocab)
+		}
+	}
+	for _, id := range dec {
+		if id < 0 {
+			return fmt.Errorf("target id %d < 0", id)
+		}
+	}
+	return nil
+}
+
+func rowLengths(src []int, B, S int) []int {
+	out := make([]int, B)
+	for b := 0; b < B; b++ {
+		for j := 0; j < S && src[b*S+j] != PadID; j++ {
+			out[b] = j + 1
+		}
+	}
+	return out
+}

@@ -1,0 +1,383 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// lstmPass is one forward pass of an LSTM model over a batch, keeping
+// what its backward pass needs. Sequences are time-major inside the
+// recurrences (xs[t] [B, In]) and batch-major for attention (row b*T+t).
+type lstmPass struct {
+	m   *LSTM
+	rng *rand.Rand // dropout masks; nil: no dropout
+
+	B, S, T int
+	src     []int // [B*S]
+	srcLen  []int // [B]
+
+	srcDrop   [][]float32   // [S][B*H] embedding dropout masks
+	encRuns   [][2]*lstmRun // [layer][direction]
+	encInDrop [][][]float32 // [layer][S][B*2H] masks on inputs of layers > 0
+	mem       []float32     // [B*S, 2H] top encoder states
+	keys      []float32     // [B*S, H] mem·Wk
+
+	decIDs    []int         // [B*T] decoder inputs, copy ids read as UNK
+	tgtX      [][]float32   // [T][B*H] decoder input embeddings after dropout
+	tgtDrop   [][]float32   // [T][B*H]
+	decRuns   []*lstmRun    // [layer]
+	decInDrop [][][]float32 // [layer][T][B*H]
+	hd        []float32     // [B*T, H] top decoder states
+
+	rows   []int     // [R] query rows, indices into B*T
+	hq     []float32 // [R, H] decoder states of the query rows
+	q      []float32 // [R, H] hq·Wq
+	att    []float32 // [R, S] attention weights (0 beyond the source)
+	o      []float32 // [R, 3H] [h; ctx] after dropout
+	oDrop  []float32 // [R, 3H]
+	logits []float32 // [R, V]
+	gin    []float32 // [R, 4H] copy gate input [o; embedding]
+	pgen   []float32 // [R] generation probability
+
+	dLogits  []float32 // [R, V] seeds of the backward pass
+	dPgen    []float32 // [R]
+	dAttCopy []float32 // [R, S]
+}
+
+func (f *lstmPass) dropout(x []float32) []float32 {
+	if f.rng == nil {
+		return nil
+	}
+	p := f.m.Cfg.Dropout
+	scale := float32(1 / (1 - p))
+	mask := make([]float32, len(x))
+	for i := range x {
+		if f.rng.Float64() >= p {
+			mask[i] = scale
+		}
+		x[i] *= mask[i]
+	}
+	return mask
+}
+
+func applyMask(dx, mask []float32) {
+	if mask == nil {
+		return
+	}
+	for i := range dx {
+		dx[i] *= mask[i]
+	}
+}
+
+// encode runs the bidirectional encoder stack and sets mem and keys.
+func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
+	m, H := f.m, f.m.Cfg.Dim
+	f.B, f.S, f.src, f.srcLen = B, S, src, srcLen
+	emb := m.p.Data(m.srcEmb)
+	masks := make([][]float32, S)
+	xs := make([][]float32, S)
+	f.srcDrop = make([][]float32, S)
+	for t := 0; t < S; t++ {
+		masks[t] = make([]float32, B)
+		xs[t] = make([]float32, B*H) // [B, H]
+		for b := 0; b < B; b++ {
+			if t < srcLen[b] {
+				masks[t][b] = 1
+			}
+			id := src[b*S+t]
+			copy(xs[t][b*H:(b+1)*H], emb[id*H:(id+1)*H])
+		}
+		f.srcDrop[t] = f.dropout(xs[t])
+	}
+	in := H
+	f.encRuns = make([][2]*lstmRun, len(m.enc))
+	f.encInDrop = make([][][]float32, len(m.enc))
+	for l, c := range m.enc {
+		hf, rf := runLSTM(m.p.Data(c[0].w), m.p.Data(c[0].b), in, H, xs, masks, false)
+		hb, rb := runLSTM(m.p.Data(c[1].w), m.p.Data(c[1].b), in, H, xs, masks, true)
+		f.encRuns[l] = [2]*lstmRun{rf, rb}
+		next := make([][]float32, S)
+		for t := 0; t < S; t++ {
+			next[t] = make([]float32, B*2*H) // [B, 2H]
+			for b := 0; b < B; b++ {
+				copy(next[t][b*2*H:], hf[t][b*H:(b+1)*H])
+				copy(next[t][b*2*H+H:], hb[t][b*H:(b+1)*H])
+			}
+		}
+		if l+1 < len(m.enc) {
+			f.encInDrop[l+1] = make([][]float32, S)
+			for t := range next {
+				f.encInDrop[l+1][t] = f.dropout(next[t])
+			}
+		}
+		xs, in = next, 2*H
+	}
+	f.mem = make([]float32, B*S*2*H) // [B*S, 2H]
+	for t := 0; t < S; t++ {
+		for b := 0; b < B; b++ {
+			copy(f.mem[(b*S+t)*2*H:(b*S+t+1)*2*H], xs[t][b*2*H:(b+1)*2*H])
+		}
+	}
+	f.keys = make([]float32, B*S*H) // [B*S, H]
+	gemm(false, false, B*S, H, 2*H, 1, f.mem, m.p.Data(m.wk), 0, f.keys)
+}
+
+// decode runs the decoder stack over decIn [B*T] and the attention and
+// output layer for the query rows.
+func (f *lstmPass) decode(decIn []int, T int, rows []int) {
+	m, H, B, S, V := f.m, f.m.Cfg.Dim, f.B, f.S, f.m.Cfg.TgtVocab
+	if f.keys == nil {
+		f.keys = make([]float32, B*S*H) // [B*S, H]
+		gemm(false, false, B*S, H, 2*H, 1, f.mem, m.p.Data(m.wk), 0, f.keys)
+	}
+	f.T, f.rows = T, rows
+	f.decIDs = make([]int, B*T)
+	emb := m.p.Data(m.tgtEmb)
+	xs := make([][]float32, T)
+	f.tgtDrop = make([][]float32, T)
+	for t := 0; t < T; t++ {
+		xs[t] = make([]float32, B*H) // [B, H]
+		for b := 0; b < B; b++ {
+			id := decIn[b*T+t]
+			if id >= V {
+				id = UnkID // a copied token enters the decoder as UNK
+			}
+			f.decIDs[b*T+t] = id
+			copy(xs[t][b*H:(b+1)*H], emb[id*H:(id+1)*H])
+		}
+		f.tgtDrop[t] = f.dropout(xs[t])
+	}
+	f.tgtX = xs
+	f.decRuns = make([]*lstmRun, len(m.dec))
+	f.decInDrop = make([][][]float32, len(m.dec))
+	for l, c := range m.dec {
+		hs, run := runLSTM(m.p.Data(c.w), m.p.Data(c.b), H, H, xs, nil, false)
+		f.decRuns[l] = run
+		if l+1 < len(m.dec) {
+			f.decInDrop[l+1] = make([][]float32, T)
+			for t := range hs {
+				hs[t] = append([]float32(nil), hs[t]...) // keep the cached copy intact
+				f.decInDrop[l+1][t] = f.dropout(hs[t])
+			}
+		}
+		xs = hs
+	}
+	f.hd = make([]float32, B*T*H) // [B*T, H]
+	for t := 0; t < T; t++ {
+		for b := 0; b < B; b++ {
+			copy(f.hd[(b*T+t)*H:(b*T+t+1)*H], xs[t][b*H:(b+1)*H])
+		}
+	}
+	R := len(rows)
+	f.hq = make([]float32, R*H) // [R, H]
+	for r, row := range rows {
+		copy(f.hq[r*H:(r+1)*H], f.hd[row*H:(row+1)*H])
+	}
+	f.q = make([]float32, R*H) // [R, H]
+	gemm(false, false, R, H, H, 1, f.hq, m.p.Data(m.wq), 0, f.q)
+	f.att = make([]float32, R*S) // [R, S]
+	f.o = make([]float32, R*3*H) // [R, 3H]
+	va, ba := m.p.Data(m.va), m.p.Data(m.ba)
+	for r, row := range rows {
+		b := row / T
+		n := f.srcLen[b]
+		a := f.att[r*S : r*S+n]
+		qr := f.q[r*H : (r+1)*H]
+		for j := 0; j < n; j++ {
+			k := f.keys[(b*S+j)*H : (b*S+j+1)*H]
+			var e float32
+			for i := 0; i < H; i++ {
+				e += va[i] * tanh32(qr[i]+k[i]+ba[i])
+			}
+			a[j] = e
+		}
+		softmaxInPlace(a)
+		or := f.o[r*3*H : (r+1)*3*H]
+		copy(or, f.hq[r*H:(r+1)*H])
+		ctx := or[H:]
+		for j := 0; j < n; j++ {
+			mj := f.mem[(b*S+j)*2*H : (b*S+j+1)*2*H]
+			for i := range ctx {
+				ctx[i] += a[j] * mj[i]
+			}
+		}
+	}
+	f.oDrop = f.dropout(f.o)
+	f.logits = make([]float32, R*V) // [R, V]
+	ob := m.p.Data(m.outB)
+	for r := 0; r < R; r++ {
+		copy(f.logits[r*V:(r+1)*V], ob)
+	}
+	gemm(false, false, R, V, 3*H, 1, f.o, m.p.Data(m.outW), 1, f.logits)
+	if !m.Copy {
+		return
+	}
+	f.gin = make([]float32, R*4*H) // [R, 4H]
+	f.pgen = make([]float32, R)
+	gw, gb := m.p.Data(m.gateW), m.p.Data(m.gateB)[0]
+	for r, row := range rows {
+		g := f.gin[r*4*H : (r+1)*4*H]
+		copy(g, f.o[r*3*H:(r+1)*3*H])
+		t, b := row%T, row/T
+		copy(g[3*H:], xs0(f.tgtX, t, b, H))
+		z := gb
+		for i, v := range g {
+			z += v * gw[i]
+		}
+		f.pgen[r] = sigmoid(z)
+	}
+}
+
+func xs0(xs [][]float32, t, b, H int) []float32 { return xs[t][b*H : (b+1)*H] }
+
+func softmaxInPlace(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	mx := x[0]
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var s float32
+	for i, v := range x {
+		x[i] = float32(math.Exp(float64(v - mx)))
+		s += x[i]
+	}
+	for i := range x {
+		x[i] /= s
+	}
+}
+
+// copyMatch calls fn for each source position of row b whose token the
+// extended target id y stands for (see LSTM).
+func (f *lstmPass) copyMatch(b, y int, fn func(j int)) {
+	V, S := f.m.Cfg.TgtVocab, f.S
+	n := f.srcLen[b]
+	if y < V {
+		for j := 0; j < n; j++ {
+			if f.m.srcToTgt[f.src[b*S+j]] == y {
+				fn(j)
+			}
+		}
+		return
+	}
+	j0 := y - V
+	if j0 >= n {
+		return
+	}
+	s0 := f.src[b*S+j0]
+	for j := 0; j < n; j++ {
+		if j == j0 || (s0 != UnkID && f.src[b*S+j] == s0) {
+			fn(j)
+		}
+	}
+}
+
+// loss is the mean token loss over the non-padding targets [B*T] (every
+// decoder position a query row); with grads it seeds the backward pass.
+func (f *lstmPass) loss(tgt []int, eps float32, grads bool) float64 {
+	V, S, R := f.m.Cfg.TgtVocab, f.S, len(f.rows)
+	n := 0
+	for _, y := range tgt {
+		if y != PadID {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	f.dLogits = make([]float32, R*V)
+	if f.m.Copy {
+		f.dPgen, f.dAttCopy = make([]float32, R), make([]float32, R*S)
+	}
+	var tot float64
+	p := make([]float32, V)
+	for r := 0; r < R; r++ {
+		y := tgt[f.rows[r]]
+		if y == PadID {
+			continue
+		}
+		copy(p, f.logits[r*V:(r+1)*V])
+		softmaxInPlace(p)
+		d := f.dLogits[r*V : (r+1)*V]
+		if !f.m.Copy {
+			yy := y
+			if yy >= V {
+				yy = UnkID // a copy id, meaningless without copying
+			}
+			var lsum float64
+			for k := range p {
+				lsum += math.Log(math.Max(float64(p[k]), 1e-30))
+				d[k] = (p[k] - eps/float32(V)) / float32(n)
+			}
+			tot -= float64(1-eps)*math.Log(math.Max(float64(p[yy]), 1e-30)) + float64(eps)/float64(V)*lsum
+			d[yy] -= (1 - eps) / float32(n)
+			continue
+		}
+		b, pg := f.rows[r]/f.T, f.pgen[r]
+		var gen, cm float32
+		if y < V {
+			gen = p[y]
+		}
+		f.copyMatch(b, y, func(j int) { cm += f.att[r*S+j] })
+		P := pg*gen + (1-pg)*cm
+		if P < 1e-30 {
+			tot -= math.Log(1e-30)
+			continue
+		}
+		tot -= math.Log(float64(P))
+		dP := -1 / (P * float32(n))
+		f.dPgen[r] = dP * (gen - cm)
+		if y < V {
+			dg := dP * pg * gen
+			for k := range p {
+				d[k] = -dg * p[k]
+			}
+			d[y] += dg
+		}
+		f.copyMatch(b, y, func(j int) { f.dAttCopy[r*S+j] += dP * (1 - pg) })
+	}
+	return tot / float64(n)
+}
+
+// extendedLogProbs is the copy model's log P over target ids then source
+// positions, [R, V+S]; merged or impossible entries get -1e30.
+func (f *lstmPass) extendedLogProbs() []float32 {
+	V, S, R := f.m.Cfg.TgtVocab, f.S, len(f.rows)
+	out := make([]float32, R*(V+S))
+	for r, row := range f.rows {
+		b, pg := row/f.T, f.pgen[r]
+		pr := out[r*(V+S) : (r+1)*(V+S)]
+		copy(pr, f.logits[r*V:(r+1)*V])
+		softmaxInPlace(pr[:V])
+		for k := 0; k < V; k++ {
+			pr[k] *= pg
+		}
+		for j := 0; j < f.srcLen[b]; j++ {
+			s := f.src[b*S+j]
+			mass := (1 - pg) * f.att[r*S+j]
+			if t := f.m.srcToTgt[s]; t >= 0 {
+				pr[t] += mass
+				continue
+			}
+			first := j
+			if s != UnkID {
+				for k := 0; k < j; k++ {
+					if f.src[b*S+k] == s {
+						first = k
+						break
+					}
+				}
+			}
+			pr[V+first] += mass
+		}
+		for k, v := range pr {
+			if v > 0 {
+				pr[k] = float32(math.Log(float64(v)))
+			} else {
+				pr[k] = -1e30
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+package models
+
+import (
+	"math"
+	"testing"
+
+	"compgen/data"
+)
+
+// fdCheck compares analytic gradients with central differences of f on
+// every entry of w (or a stride of them).
+func fdCheck(t *testing.T, name string, w, grad []float32, f func() float64, stride int) {
+	t.Helper()
+	const h = 1e-2
+	bad := 0
+	for i := 0; i < len(w); i += stride {
+		old := w[i]
+		w[i] = old + h
+		up := f()
+		w[i] = old - h
+		down := f()
+		w[i] = old
+		num := (up - down) / (2 * h)
+		an := float64(grad[i])
+		if math.Abs(num-an) > 2e-3+3e-2*math.Max(math.Abs(num), math.Abs(an)) {
+			if bad < 5 {
+				t.Errorf("%s[%d]: analytic %.6f, numeric %.6f", name, i, an, num)
+			}
+			bad++
+		}
+	}
+}
+
+func TestLSTMCellGradient(t *testing.T) {
+	const n, in, H = 3, 4, 5
+	rng := data.NewRand(7)
+	rnd := func(k int, s float64) []float32 {
+		out := make([]float32, k)
+		for i := range out {
+			out[i] = float32((2*rng.Float64() - 1) * s)
+		}
+		return out
+	}
+	w, b := rnd((in+H)*4*H, 0.5), rnd(4*H, 0.5)
+	x, h0, c0 := rnd(n*in, 1), rnd(n*H, 1), rnd(n*H, 1)
+	wh, wc := rnd(n*H, 1), rnd(n*H, 1) // loss weights
+	for _, tc := range []struct {
+		name string
+		mask []float32
+	}{{"all rows", nil}, {"padded row", []float32{1, 0, 1}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			loss := func() float64 {
+				h, c, _ := lstmForward(w, b, in, H, x, h0, c0, tc.mask)
+				var s float64
+				for i := range h {
+					s += float64(wh[i]*h[i] + wc[i]*c[i])
+				}
+				return s
+			}
+			_, _, st := lstmForward(w, b, in, H, x, h0, c0, tc.mask)
+			dW, dB := make([]float32, len(w)), make([]float32, len(b))
+			dx, dh, dc := st.backward(w, dW, dB, wh, wc)
+			fdCheck(t, "W", w, dW, loss, 1)
+			fdCheck(t, "b", b, dB, loss, 1)
+			fdCheck(t, "x", x, dx, loss, 1)
+			fdCheck(t, "h_prev", h0, dh, loss, 1)
+			fdCheck(t, "c_prev", c0, dc, loss, 1)
+		})
+	}
+}
+
+// tinyVocab has source tokens a b c x and target tokens a b y: x is only
+// copyable, y only generable.
+func tinyVocab() *Vocab {
+	v := &Vocab{Source: append(append([]string(nil), specials...), "a", "b", "c", "x"),
+		Target: append(append([]string(nil), specials...), "a", "b", "y")}
+	v.index()
+	return v
+}
+
+func tinyLSTM(t *testing.T, variant string, dropout float64) (*LSTM, *Batch) {
+	t.Helper()
+	v := tinyVocab()
+	cfg := DefaultConfig()
+	cfg.Variant, cfg.Dim, cfg.Layers, cfg.Heads, cfg.Dropout = variant, 4, 2, 1, dropout
+	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
+	m, err := NewLSTM(cfg, 3, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := len(v.Target)
+	if variant != "lstm-copy" {
+		V = UnkID - 2 // no copy ids: the copied tokens are UNK targets
+	}
+	ex := []Example{
+		{Src: []int{4, 5, 7}, Tgt: []int{4, V + 2, 6, EOSID}},
+		{Src: []int{7, 6}, Tgt: []int{V + 0, 5, EOSID}},
+	}
+	rows := []*Example{&ex[0], &ex[1]}
+	return m, MakeBatch(rows, 3, 1) // one all-padding row
+}
+
+func TestLSTMGradient(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(variant, func(t *testing.T) {
+			m, bt := tinyLSTM(t, variant, 0)
+			eps := 0.1
+			loss := func() float64 {
+				l, err := m.Loss(bt, false, eps, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			if _, err := m.Loss(bt, true, eps, 1); err != nil {
+				t.Fatal(err)
+			}
+			p := m.Params()
+			grads := make([][]float32, len(p.Grads))
+			for i := range grads {
+				grads[i] = append([]float32(nil), p.Grads[i]...)
+			}
+			for i, n := range p.Names {
+				fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/40)
+			}
+		})
+	}
+}
+
+func TestLSTMDropoutDeterministic(t *testing.T) {
+	m, bt := tinyLSTM(t, "lstm-copy", 0.4)
+	a, _ := m.Loss(bt, true, 0, 5)
+	b, _ := m.Loss(bt, true, 0, 5)
+	c, _ := m.Loss(bt, true, 0, 6)
+	if a != b {
+		t.Errorf("same step gave losses %v and %v", a, b)
+	}
+	if a == c {
+		t.Errorf("steps 5 and 6 gave the same loss %v: dropout masks do not change", a)
+	}
+}
+
+// TestLSTMLogitsMatchLoss checks that the decoding path (Encode, Logits)
+// computes the same distribution as the training path.
+func TestLSTMLogitsMatchLoss(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(variant, func(t *testing.T) {
+			m, bt := tinyLSTM(t, variant, 0)
+			mem, err := m.Encode(bt.Src, bt.B, bt.S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total float64
+			n := 0
+			for pos := 0; pos < bt.T; pos++ {
+				lg, err := m.Logits(mem, bt.DecIn, bt.T, pos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := len(lg) / bt.B
+				for b := 0; b < bt.B; b++ {
+					y := bt.Tgt[b*bt.T+pos]
+					if y == PadID {
+						continue
+					}
+					row := append([]float32(nil), lg[b*v:(b+1)*v]...)
+					softmaxInPlace(row)
+					total -= math.Log(float64(row[y]))
+					n++
+				}
+			}
+			want, _ := m.Loss(bt, false, 0, 0)
+			if got := total / float64(n); math.Abs(got-want) > 1e-4 {
+				t.Errorf("decoding loss %.6f, training loss %.6f", got, want)
+			}
+		})
+	}
+}
+
+func TestNewLSTMErrors(t *testing.T) {
+	v := tinyVocab()
+	base := DefaultConfig()
+	base.Dim, base.Layers, base.Heads = 4, 1, 1
+	base.SrcVocab, base.TgtVocab = len(v.Source), len(v.Target)
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		v    *Vocab
+	}{
+		{"transformer variant", func(c *Config) { c.Variant = "transformer" }, v},
+		{"copy without vocabulary", func(c *Config) { c.Variant = "lstm-copy" }, nil},
+		{"vocab sizes unset", func(c *Config) { c.Variant = "lstm-attention"; c.SrcVocab = 0 }, v},
+		{"bad dropout", func(c *Config) { c.Variant = "lstm-attention"; c.Dropout = 1 }, v},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.edit(&c)
+			if _, err := NewLSTM(c, 1, tc.v); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+}
