@@ -17,18 +17,6 @@ func AddBias(x, b *G.Node) (*G.Node, error) {
 	return G.ApplyOp(&addBiasOp{base("AddBias", 2)}, x, b) // [N, D]
 }
 
-// Linear returns x W + b for x [N, In], w [In, Out], b [Out] (nil: no bias).
-func Linear(x, w, b *G.Node) (*G.Node, error) {
-	y, err := G.Mul(x, w) // [N, Out]
-	if err != nil {
-		return nil, fmt.Errorf("linear: %w", err)
-	}
-	if b == nil {
-		return y, nil
-	}
-	return AddBias(y, b) // [N, Out]
-}
-
 type addBiasOp struct{ opBase }
 
 func (o *addBiasOp) Type() hm.Type { return hm.NewFnType(tt(2), tt(1), tt(2)) }
@@ -51,12 +39,14 @@ func (o *addBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	n, d := s[0], s[1]
 	res := o.out(pre, n, d) // [N, D]
 	y := res.Float32s()
-	for r := 0; r < n; r++ {
-		yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
-		for j, v := range xr {
-			yr[j] = v + b[j]
+	parallel(n, n*d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
+			for j, v := range xr {
+				yr[j] = v + b[j]
+			}
 		}
-	}
+	})
 	return res, nil
 }
 

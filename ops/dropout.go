@@ -50,6 +50,9 @@ func Dropout(x *G.Node, p float32, src *DropoutSource) (*G.Node, error) {
 	return G.ApplyOp(op, x) // same shape as x
 }
 
+// dropChunk is the number of elements that share one random stream.
+const dropChunk = 1 << 14
+
 type dropoutOp struct {
 	opBase
 	p   float32
@@ -86,16 +89,33 @@ func (o *dropoutOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if len(o.mask) != len(x) {
 		o.mask = make([]float32, len(x))
 	}
-	r := data.SubRand(o.src.seed, fmt.Sprintf("dropout/%d/%d", o.id, o.src.step))
+	// Each chunk of dropChunk elements draws from its own stream, so chunks
+	// fill in parallel and the mask does not depend on the number of CPUs.
+	// One 64-bit draw decides two elements: drop when its 32-bit half is
+	// below p * 2^32.
+	th := uint32(float64(o.p) * (1 << 32))
 	keep := 1 / (1 - o.p)
-	for i := range o.mask {
-		if r.Float32() < o.p {
-			o.mask[i] = 0
-		} else {
-			o.mask[i] = keep
+	chunks := (len(x) + dropChunk - 1) / dropChunk
+	parallel(chunks, len(x)*4, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			r := data.SubRand(o.src.seed, fmt.Sprintf("dropout/%d/%d/%d", o.id, o.src.step, c))
+			end := min((c+1)*dropChunk, len(x))
+			var u uint64
+			for i := c * dropChunk; i < end; i++ {
+				if (i-c*dropChunk)%2 == 0 {
+					u = r.Uint64()
+				} else {
+					u >>= 32
+				}
+				s := keep
+				if uint32(u) < th {
+					s = 0
+				}
+				o.mask[i] = s
+				y[i] = x[i] * s
+			}
 		}
-		y[i] = x[i] * o.mask[i]
-	}
+	})
 	return res, nil
 }
 

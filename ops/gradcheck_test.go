@@ -169,6 +169,8 @@ func TestGradients(t *testing.T) {
 			build: func(in []*G.Node) (*G.Node, error) { return AddBias(in[0], in[1]) }},
 		{name: "linear", inputs: []*tensor.Dense{randT(25, 1, 3, 4), randT(26, 1, 4, 2), randT(27, 1, 2)}, diff: []bool{true, true, true},
 			build: func(in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], in[2]) }},
+		{name: "linear without bias", inputs: []*tensor.Dense{randT(29, 1, 5, 3), randT(30, 1, 3, 4)}, diff: []bool{true, true},
+			build: func(in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], nil) }},
 		{name: "relu", inputs: []*tensor.Dense{tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float32{-2, -0.5, 0.3, 0.05, 1, -0.05}))}, diff: []bool{true},
 			build: func(in []*G.Node) (*G.Node, error) { return ReLU(in[0]) }},
 		{name: "dropout", inputs: []*tensor.Dense{randT(22, 1, 4, 6)}, diff: []bool{true},

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -43,22 +44,28 @@ func (o *reluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	res := o.out(pre, s...) // same shape as x
 	y := res.Float32s()
 	if !o.grad {
-		for i, v := range x {
-			y[i] = max(v, 0)
-		}
+		parallel(len(x), len(x), func(lo, hi int) {
+			for i, v := range x[lo:hi] {
+				y[lo+i] = max(v, 0)
+			}
+		})
 		return res, nil
 	}
 	dy, _, err := f32(in[1], o.desc)
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range x {
-		if v > 0 {
-			y[i] = dy[i]
-		} else {
-			y[i] = 0
+	dy = dy[:len(x)]
+	// Branch-free: the sign of the incoming values is random, so a branch
+	// would mispredict half the time. x here is the forward output, >= 0,
+	// and u|-u has its top bit set exactly when u != 0.
+	parallel(len(x), len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			u := math.Float32bits(x[i])
+			m := uint32(int32(u|-u) >> 31)
+			y[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
 		}
-	}
+	})
 	return res, nil
 }
 
