@@ -29,6 +29,11 @@ type EncodeOptions struct {
 	MaxTgt int
 	// Strict makes over-long examples an error instead of truncating them.
 	Strict bool
+	// Copy gives a target token missing from the target vocabulary the
+	// extended id len(Target)+j of its first source position j (< MaxSrc),
+	// for models that copy (lstm-copy); only tokens found nowhere count as
+	// unknown.
+	Copy bool
 }
 
 // EncodeStats counts what encoding changed.
@@ -48,6 +53,9 @@ func Encode(v *Vocab, recs []data.Record, o EncodeOptions) ([]Example, EncodeSta
 		r := &recs[i]
 		src, us := v.SourceIDs(SourceTokens(r))
 		tgt, ut, err := targetIDs(v, r, o.Separators)
+		if o.Copy {
+			ut = copyIDs(v, r, tgt, o.Separators, o.MaxSrc)
+		}
 		if err != nil {
 			return nil, st, fmt.Errorf("record %q: %w", r.ID, err)
 		}

@@ -23,6 +23,15 @@ type Seq2Seq interface {
 	Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error)
 }
 
+// New makes the model cfg.Variant names, with weights drawn from seed;
+// v is the run's vocabulary (the copying model needs it).
+func New(cfg Config, seed uint64, v *Vocab) (Seq2Seq, error) {
+	if IsLSTM(cfg.Variant) {
+		return NewLSTM(cfg, seed, v)
+	}
+	return NewTransformer(cfg, seed)
+}
+
 // Memory is the encoder output for a decoding batch.
 type Memory struct {
 	// B, S are rows and padded source length.

@@ -215,7 +215,7 @@ type Run struct {
 	// Vocab is RUN/vocab.json.
 	Vocab *models.Vocab
 	// Model holds the loaded weights.
-	Model *models.Transformer
+	Model models.Seq2Seq
 }
 
 // OpenRun loads a run's config, vocabulary and weights: best.safetensors
@@ -237,7 +237,7 @@ func OpenRun(dir string, best bool) (*Run, error) {
 		return nil, fmt.Errorf("run %s: vocab.json has %d/%d tokens, config.json says %d/%d", dir,
 			len(v.Source), len(v.Target), r.Config.Model.SrcVocab, r.Config.Model.TgtVocab)
 	}
-	m, err := models.NewTransformer(r.Config.Model, r.Config.Seed)
+	m, err := models.New(r.Config.Model, r.Config.Seed, v)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}

@@ -118,7 +118,8 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict}
+	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict,
+		Copy: models.Copies(cfg.Model.Variant)}
 	trainEx, stats, err := models.Encode(vocab, o.Train, enc)
 	if err != nil {
 		return nil, fmt.Errorf("training data: %w", err)
@@ -136,7 +137,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dev data: %w", err)
 	}
-	m, err := models.NewTransformer(cfg.Model, cfg.Seed)
+	m, err := models.New(cfg.Model, cfg.Seed, vocab)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +338,7 @@ func Evaluate(ctx context.Context, m models.Seq2Seq, v *models.Vocab, recs []dat
 	}
 	hit := 0
 	for i := range dec {
-		if v.Detok(dec[i].Hyps[0].IDs) == strings.Join(models.Tokens(recs[i].Output), " ") {
+		if v.DetokSource(dec[i].Hyps[0].IDs, models.SourceTokens(&recs[i])) == strings.Join(models.Tokens(recs[i].Output), " ") {
 			hit++
 		}
 	}
