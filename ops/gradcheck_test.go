@@ -153,6 +153,8 @@ func TestGradients(t *testing.T) {
 			build: func(in []*G.Node) (*G.Node, error) { return AttentionSoftmax(in[0], in[1], in[2]) }},
 		{name: "attention softmax full bias", inputs: []*tensor.Dense{randT(13, 2, 2, 2, 3, 4), randT(14, 1, 2, 2, 3, 4)}, diff: []bool{true, true},
 			build: func(in []*G.Node) (*G.Node, error) { return AttentionSoftmax(in[0], nil, in[1]) }},
+		{name: "attention softmax bias per batch", inputs: []*tensor.Dense{randT(31, 2, 2, 2, 3, 4), randT(32, 1, 2, 1, 3, 4)}, diff: []bool{true, true},
+			build: func(in []*G.Node) (*G.Node, error) { return AttentionSoftmax(in[0], nil, in[1]) }},
 		{name: "attention softmax one key", inputs: []*tensor.Dense{randT(15, 2, 1, 2, 1, 1)}, diff: []bool{true},
 			build: func(in []*G.Node) (*G.Node, error) { return AttentionSoftmax(in[0], nil, nil) }},
 		{name: "attention scores", inputs: []*tensor.Dense{randT(16, 1, 6, 4), randT(17, 1, 10, 4)}, diff: []bool{true, true},
