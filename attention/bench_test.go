@@ -50,13 +50,13 @@ func blockGraph(tb testing.TB, batch, seq, d, heads, ffn int) (*G.ExprGraph, G.N
 	}
 	mask := param("mask", maskT) // [1, 1, T, T]
 	bound := att.Bind(g, "att")
-	h := G.Must(ops.LayerNorm(x, g1, b1, ops.LayerNormEps))                               // [B*T, D]
-	a := G.Must(bound.Forward(h, h, batch, mask, drop))                                   // [B*T, D]
-	x1 := G.Must(G.Add(x, G.Must(ops.Dropout(a, 0.1, drop))))                             // [B*T, D]
-	h2 := G.Must(ops.LayerNorm(x1, g2, b2, ops.LayerNormEps))                             // [B*T, D]
-	f := G.Must(ops.ReLU(G.Must(ops.Linear(h2, w1, c1))))                                 // [B*T, FFN]
-	y := G.Must(G.Add(x1, G.Must(ops.Dropout(G.Must(ops.Linear(f, w2, c2)), 0.1, drop)))) // [B*T, D]
-	wt := param("w", Xavier(r, batch*seq, d))                                             // [B*T, D]
+	h := G.Must(ops.LayerNorm(x, g1, b1, ops.LayerNormEps))                                 // [B*T, D]
+	a := G.Must(bound.Forward(h, h, batch, mask, drop))                                     // [B*T, D]
+	x1 := G.Must(ops.Add(x, G.Must(ops.Dropout(a, 0.1, drop))))                             // [B*T, D]
+	h2 := G.Must(ops.LayerNorm(x1, g2, b2, ops.LayerNormEps))                               // [B*T, D]
+	f := G.Must(ops.ReLU(G.Must(ops.Linear(h2, w1, c1))))                                   // [B*T, FFN]
+	y := G.Must(ops.Add(x1, G.Must(ops.Dropout(G.Must(ops.Linear(f, w2, c2)), 0.1, drop)))) // [B*T, D]
+	wt := param("w", Xavier(r, batch*seq, d))                                               // [B*T, D]
 	loss := G.Must(G.Sum(G.Must(G.HadamardProd(y, wt))))
 	params := append(G.Nodes{g1, b1, g2, b2, w1, c1, w2, c2}, bound.Nodes...)
 	grads, err := G.Grad(loss, params...)
