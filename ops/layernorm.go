@@ -161,6 +161,10 @@ func (o *layerNormGradX) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, err
 	return dx, nil
 }
 
+// sumChunk is the number of rows summed together before chunk sums are
+// combined.
+const sumChunk = 64
+
 // layerNormGradParams sums dy*xhat (gamma) or dy (beta) over rows.
 type layerNormGradParams struct {
 	opBase
@@ -187,21 +191,36 @@ func (o *layerNormGradParams) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value
 		return nil, err
 	}
 	n, d := s[0], s[1]
+	// Rows are summed in fixed chunks of sumChunk rows, in parallel, and the
+	// chunk sums added in order: the result does not depend on the number
+	// of CPUs.
+	chunks := (n + sumChunk - 1) / sumChunk
+	part := make([]float32, chunks*d) // [chunks, D]
+	parallel(chunks, n*d, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			acc := part[c*d : (c+1)*d]
+			for r := c * sumChunk; r < min((c+1)*sumChunk, n); r++ {
+				dyr := dy[r*d : (r+1)*d]
+				if !o.gamma {
+					for j, v := range dyr {
+						acc[j] += v
+					}
+					continue
+				}
+				row := x[r*d : (r+1)*d]
+				mean, rstd := rowStats(row, o.eps)
+				for j, v := range row {
+					acc[j] += dyr[j] * (v - mean) * rstd
+				}
+			}
+		}
+	})
 	res := o.out(pre, d) // [D]
 	acc := res.Float32s()
 	clear(acc)
-	for r := 0; r < n; r++ {
-		dyr := dy[r*d : (r+1)*d]
-		if !o.gamma {
-			for j, v := range dyr {
-				acc[j] += v
-			}
-			continue
-		}
-		row := x[r*d : (r+1)*d]
-		mean, rstd := rowStats(row, o.eps)
-		for j, v := range row {
-			acc[j] += dyr[j] * (v - mean) * rstd
+	for c := 0; c < chunks; c++ {
+		for j, v := range part[c*d : (c+1)*d] {
+			acc[j] += v
 		}
 	}
 	return res, nil
