@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# make bench: every speed benchmark of compgen, each block in its own script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# --- LSTM: training step against PyTorch (scripts/bench_lstm.sh) ---
+./scripts/bench_lstm.sh
+# --- end LSTM ---
