@@ -1,0 +1,92 @@
+package models_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"compgen/data"
+	"compgen/models"
+	"compgen/train"
+)
+
+func smallCopyRun(t *testing.T, variant string, steps int, dir string, resume bool) {
+	t.Helper()
+	task := copyTask{trainN: 64, testN: 8, vocab: 20, minLen: 2, maxLen: 5}
+	rng := data.NewRand(5)
+	tr, dev := task.records(rng, "t", task.trainN), task.records(rng, "t", task.testN)
+	cfg := copyConfig(variant, false)
+	cfg.Model.Dim, cfg.Model.Dropout = 8, 0.3
+	cfg.Steps, cfg.Batch, cfg.EvalEvery = steps, 8, 5
+	if _, err := train.Train(context.Background(), cfg, train.Options{Dir: dir, Train: tr, Dev: dev, Resume: resume}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLSTMResume: stopping and resuming gives the weights and moments of an
+// uninterrupted run (dropout masks and batches depend only on seed and
+// step), and a reopened run computes the same loss.
+func TestLSTMResume(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(variant, func(t *testing.T) {
+			full, part := t.TempDir(), t.TempDir()
+			smallCopyRun(t, variant, 20, full, false)
+			smallCopyRun(t, variant, 10, part, false)
+			smallCopyRun(t, variant, 20, part, true)
+			for _, f := range []string{train.ModelFile, train.OptimFile} {
+				a, _ := os.ReadFile(filepath.Join(full, f))
+				b, _ := os.ReadFile(filepath.Join(part, f))
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("%s differs between the resumed and the uninterrupted run", f)
+				}
+			}
+			r, err := train.OpenRun(full, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := r.Model.(*models.LSTM); !ok {
+				t.Fatalf("OpenRun made a %T", r.Model)
+			}
+		})
+	}
+}
+
+// TestLSTMBadInput: corrupt batches and checkpoints of another model give
+// errors, not panics.
+func TestLSTMBadInput(t *testing.T) {
+	dir := t.TempDir()
+	smallCopyRun(t, "lstm-copy", 5, dir, false)
+	r, err := train.OpenRun(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := models.Example{Src: []int{4, 1 << 20}, Tgt: []int{4, models.EOSID}}
+	if _, err := r.Model.Loss(models.MakeBatch([]*models.Example{&ex}, 1, 1), false, 0, 0); err == nil {
+		t.Error("source id outside the vocabulary: no error")
+	}
+	mem, err := r.Model.Encode([]int{4, 5}, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Model.Logits(mem, []int{models.StartID}, 1, 3); err == nil {
+		t.Error("position beyond the decoder inputs: no error")
+	}
+	// A Transformer checkpoint does not load into the LSTM.
+	cfg := train.DefaultConfig()
+	cfg.Model = r.Config.Model
+	if err := cfg.Model.ApplyVariant("transformer"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model.Dim, cfg.Model.Heads, cfg.Model.MLPDim, cfg.Model.Layers = 8, 2, 8, 1
+	tf, err := models.New(cfg.Model, 1, r.Vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = train.LoadWeights(filepath.Join(dir, train.ModelFile), tf.Params())
+	if err == nil || !strings.Contains(err.Error(), "another model") {
+		t.Errorf("loading an LSTM checkpoint into a Transformer: %v", err)
+	}
+}
