@@ -153,7 +153,7 @@ func (f *lstmPass) backward() {
 			}
 			applyMask(dxf[t], f.srcDrop[t])
 			for b := 0; b < B; b++ {
-				id := f.src[b*S+t]
+				id := f.embIDs[b*S+t]
 				for i := 0; i < H; i++ {
 					dSrc[id*H+i] += dxf[t][b*H+i]
 				}

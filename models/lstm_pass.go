@@ -14,6 +14,7 @@ type lstmPass struct {
 
 	B, S, T int
 	src     []int // [B*S]
+	embIDs  []int // [B*S] source ids as embedded (word dropout)
 	srcLen  []int // [B]
 
 	srcDrop   [][]float32   // [S][B*H] embedding dropout masks
@@ -43,6 +44,10 @@ type lstmPass struct {
 	dPgen    []float32 // [R]
 	dAttCopy []float32 // [R, S]
 }
+
+// copyUnkRate is the share of source tokens lstm-copy embeds as <unk>
+// while training (only when dropout is on).
+const copyUnkRate = 0.1
 
 func (f *lstmPass) dropout(x []float32) []float32 {
 	if f.rng == nil {
@@ -74,6 +79,19 @@ func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
 	m, H := f.m, f.m.Cfg.Dim
 	f.B, f.S, f.src, f.srcLen = B, S, src, srcLen
 	emb := m.p.Data(m.srcEmb)
+	f.embIDs = src
+	if m.Copy && f.rng != nil {
+		// Word dropout for copying: tokens unseen in training reach the
+		// encoder as <unk>, so training shows it <unk> positions whose
+		// tokens are still to be copied (the copy targets keep the real
+		// ids).
+		f.embIDs = append([]int(nil), src...)
+		for i, id := range f.embIDs {
+			if id != PadID && f.rng.Float64() < copyUnkRate {
+				f.embIDs[i] = UnkID
+			}
+		}
+	}
 	masks := make([][]float32, S)
 	xs := make([][]float32, S)
 	f.srcDrop = make([][]float32, S)
@@ -84,7 +102,7 @@ func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
 			if t < srcLen[b] {
 				masks[t][b] = 1
 			}
-			id := src[b*S+t]
+			id := f.embIDs[b*S+t]
 			copy(xs[t][b*H:(b+1)*H], emb[id*H:(id+1)*H])
 		}
 		f.srcDrop[t] = f.dropout(xs[t])
