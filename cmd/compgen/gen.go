@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -162,9 +163,9 @@ func generate(ctx context.Context, c genConfig, s tasks.Sampler, stderr io.Write
 		if err != nil {
 			return nil, err
 		}
-		aw := newAsyncWriter(w)
-		err = genFileTo(ctx, c, s, f, aw, &stats[k], bar)
-		if cerr := aw.Close(); err == nil && cerr != nil {
+		pipe := newEncodePipe(w)
+		err = genFileTo(ctx, c, s, f, pipe, &stats[k], bar)
+		if cerr := pipe.Close(); cerr != nil {
 			err = fmt.Errorf("write %s: %w", c.path(f.split), cerr)
 		}
 		if err != nil {
@@ -177,9 +178,8 @@ func generate(ctx context.Context, c genConfig, s tasks.Sampler, stderr io.Write
 	return stats, nil
 }
 
-// genFileTo draws the examples of one file and encodes them to w.
-func genFileTo(ctx context.Context, c genConfig, s tasks.Sampler, f genFile, w io.Writer, st *fileStats, bar *progress.Bar) error {
-	enc := data.NewEncoder(w)
+// genFileTo draws the examples of one file and queues them on pipe.
+func genFileTo(ctx context.Context, c genConfig, s tasks.Sampler, f genFile, pipe *encodePipe, st *fileStats, bar *progress.Bar) error {
 	rng := data.SubRand(c.Seed, string(f.split))
 	var drawn [2]int // examples drawn so far per distribution
 	for i := 0; i < f.n; i++ {
@@ -197,68 +197,76 @@ func genFileTo(ctx context.Context, c genConfig, s tasks.Sampler, f genFile, w i
 		drawn[d]++
 		rec.ID = fmt.Sprintf("%s-%06d", f.split, i+1)
 		st.add(&rec)
-		if err := enc.Encode(&rec); err != nil {
-			return fmt.Errorf("write %s: %w", c.path(f.split), err)
+		if err := pipe.Add(&rec); err != nil {
+			return err
 		}
 	}
 	bar.Add(int64(f.n % 4096))
 	return nil
 }
 
-// asyncWriter hands filled 1 MiB buffers to a goroutine that writes them,
-// so disk writes overlap generation (both are about half the time on two
-// cores). Write errors surface at the next buffer swap or at Close.
-type asyncWriter struct {
-	buf  []byte
-	full chan []byte
-	free chan []byte
-	done chan error
-	fail atomic.Pointer[error]
+// encodePipe encodes and writes records on a second goroutine, so sampling
+// runs on one core while JSON encoding and disk writes run on the other.
+// Records travel in batches; order is kept, so output stays deterministic.
+type encodePipe struct {
+	batch  []data.Record
+	full   chan []data.Record
+	free   chan []data.Record
+	done   chan error
+	failed atomic.Bool
 }
 
-const asyncBuf = 1 << 20
+const pipeBatch = 512
 
-func newAsyncWriter(w io.Writer) *asyncWriter {
-	a := &asyncWriter{full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan error, 1)}
+// errPipe stops generation after a write failed; Close returns the cause.
+var errPipe = errors.New("write failed")
+
+func newEncodePipe(w io.Writer) *encodePipe {
+	// Three batches circulate; free can hold all of them, so the encoder
+	// never blocks returning one.
+	p := &encodePipe{full: make(chan []data.Record, 2), free: make(chan []data.Record, 3), done: make(chan error, 1)}
 	for i := 0; i < 2; i++ {
-		a.free <- make([]byte, 0, asyncBuf+asyncBuf/4)
+		p.free <- make([]data.Record, 0, pipeBatch)
 	}
-	a.buf = make([]byte, 0, asyncBuf+asyncBuf/4)
+	p.batch = make([]data.Record, 0, pipeBatch)
 	go func() {
+		enc := data.NewEncoder(w)
 		var err error
-		for b := range a.full {
-			if err == nil {
-				if _, err = w.Write(b); err != nil {
-					a.fail.Store(&err)
+		for b := range p.full {
+			for i := 0; i < len(b) && err == nil; i++ {
+				if err = enc.Encode(&b[i]); err != nil {
+					p.failed.Store(true)
 				}
 			}
-			a.free <- b[:0]
+			clear(b)
+			p.free <- b[:0]
 		}
-		a.done <- err
+		p.done <- err
 	}()
-	return a
+	return p
 }
 
-func (a *asyncWriter) Write(p []byte) (int, error) {
-	a.buf = append(a.buf, p...)
-	if len(a.buf) >= asyncBuf {
-		if e := a.fail.Load(); e != nil {
-			return 0, *e
+// Add queues one record for encoding.
+func (p *encodePipe) Add(rec *data.Record) error {
+	p.batch = append(p.batch, *rec)
+	if len(p.batch) == pipeBatch {
+		if p.failed.Load() {
+			return errPipe
 		}
-		a.full <- a.buf
-		a.buf = <-a.free
+		p.full <- p.batch
+		p.batch = <-p.free
 	}
-	return len(p), nil
+	return nil
 }
 
-// Close writes what is buffered, stops the goroutine and reports the first
+// Close encodes what is queued, stops the goroutine and reports the first
 // write error.
-func (a *asyncWriter) Close() error {
-	if len(a.buf) > 0 {
-		a.full <- a.buf
+func (p *encodePipe) Close() error {
+	if len(p.batch) > 0 {
+		p.full <- p.batch
 	}
-	close(a.full)
-	return <-a.done
+	close(p.full)
+	return <-p.done
 }
 
 func (st *fileStats) add(rec *data.Record) {

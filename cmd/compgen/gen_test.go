@@ -263,3 +263,43 @@ func BenchmarkGenSCAN(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e6/n, "s/1M")
 }
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write(p []byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestEncodePipeWriteError(t *testing.T) {
+	p := newEncodePipe(failWriter{})
+	rec := data.Record{ID: "x", Input: "walk", Output: "WALK"}
+	var err error
+	for i := 0; i < 100*pipeBatch && err == nil; i++ {
+		err = p.Add(&rec)
+	}
+	if !errors.Is(err, errPipe) {
+		t.Errorf("Add error %v, want the pipe to stop", err)
+	}
+	if err := p.Close(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Close error %v, want the write error", err)
+	}
+}
+
+func TestEncodePipeKeepsOrder(t *testing.T) {
+	var b bytes.Buffer
+	p := newEncodePipe(&b)
+	var want bytes.Buffer
+	enc := data.NewEncoder(&want)
+	for i := 0; i < 3*pipeBatch+7; i++ {
+		rec := data.Record{ID: strings.Repeat("i", 1+i%5) + string(rune('a'+i%26)), Input: "walk", Output: "WALK"}
+		enc.Encode(&rec)
+		if err := p.Add(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want.Bytes()) {
+		t.Error("the pipe changed the records or their order")
+	}
+}
