@@ -6,3 +6,7 @@ cd "$(dirname "$0")/.."
 # --- LSTM: training step against PyTorch (scripts/bench_lstm.sh) ---
 ./scripts/bench_lstm.sh
 # --- end LSTM ---
+
+# --- Transformer: training step against PyTorch, greedy decoding (scripts/bench_transformer.sh) ---
+./scripts/bench_transformer.sh
+# --- end Transformer ---

@@ -216,6 +216,8 @@ type Run struct {
 	Vocab *models.Vocab
 	// Model holds the loaded weights.
 	Model models.Seq2Seq
+
+	weights string // the file they came from
 }
 
 // OpenRun loads a run's config, vocabulary and weights: best.safetensors
@@ -250,6 +252,6 @@ func OpenRun(dir string, best bool) (*Run, error) {
 	if err := LoadWeights(path, m.Params()); err != nil {
 		return nil, err
 	}
-	r.Model = m
+	r.Model, r.weights = m, path
 	return r, nil
 }

@@ -40,7 +40,8 @@ type Decoded struct {
 	Hyps []Hypothesis
 }
 
-// Decode decodes every example, in input order. bar may be nil.
+// Decode decodes every example, in input order; padding and <unk> are
+// never produced. bar may be nil.
 func Decode(ctx context.Context, m models.Seq2Seq, ex []models.Example, o DecodeOptions, bar *progress.Bar) ([]Decoded, error) {
 	if o.Beam < 1 || o.MaxLen < 1 || o.Batch < 1 || o.Width < 1 {
 		return nil, fmt.Errorf("decode: beam %d, max length %d, batch %d, width %d must be >= 1", o.Beam, o.MaxLen, o.Batch, o.Width)
@@ -124,9 +125,9 @@ func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Dec
 			}
 			row := logits[b*v : (b+1)*v]
 			logSoftmax(row)
-			best := 0
+			best := models.EOSID
 			for k := range row {
-				if row[k] > row[best] {
+				if row[k] > row[best] && k != models.PadID && k != models.UnkID {
 					best = k
 				}
 			}
@@ -201,7 +202,7 @@ func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decod
 				row := logits[(b*K+k)*v : (b*K+k+1)*v]
 				logSoftmax(row)
 				for tok := range row {
-					if tok == models.PadID {
+					if tok == models.PadID || tok == models.UnkID {
 						continue
 					}
 					cs = append(cs, cand{k, tok, h.logp + float64(row[tok])})

@@ -57,9 +57,26 @@ func TestOverfit(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			cfg := tinyConfig(v)
 			cfg.Model.Dropout = 0
-			r := train(t, cfg, Options{Dir: t.TempDir()})
+			dir := t.TempDir()
+			r := train(t, cfg, Options{Dir: dir})
 			if r.DevEM != 1 {
 				t.Errorf("dev exact match %.3f after %d steps (loss %.4f), want 1", r.DevEM, r.Steps, r.TrainLoss)
+			}
+			run, err := OpenRun(dir, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, beam := range []int{1, 3} {
+				preds, _, err := Predict(context.Background(), run, tinyData(), DecodeOptions{Beam: beam, Alpha: 0.6, Batch: 4}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if em := ExactMatch(tinyData(), preds); em != 1 {
+					t.Errorf("beam %d: exact match %.3f, want 1: %+v", beam, em, preds)
+				}
+				if beam > 1 && len(preds[0].Beam) != beam {
+					t.Errorf("beam %d: %d hypotheses", beam, len(preds[0].Beam))
+				}
 			}
 		})
 	}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"compgen/blas"
+	"compgen/data"
+	"compgen/models"
+	"compgen/train"
+)
+
+// trainFlags are the flags shared by train and run that override the
+// config; only flags given on the command line change it.
+type trainFlags struct {
+	model, config                    string
+	steps, batch, batchTokens, width int
+	warmup, evalEvery, evalLimit     int
+	layers, heads, dim, mlp          int
+	maxSrc, maxTgt                   int
+	lr, smoothing, clip, dropout     float64
+	seed                             uint64
+	strict                           bool
+}
+
+func (f *trainFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "model", "transformer", fmt.Sprintf("model `NAME`: %v", models.VariantNames()))
+	fs.StringVar(&f.config, "config", "", "JSON `FILE` with a training config (unknown keys are errors); flags override it")
+	fs.IntVar(&f.steps, "steps", 0, "optimizer steps")
+	fs.IntVar(&f.batch, "batch", 0, "examples per batch")
+	fs.IntVar(&f.batchTokens, "batch-tokens", 0, "target tokens per batch (0: fixed --batch rows)")
+	fs.IntVar(&f.width, "bucket-width", 0, "pad lengths to multiples of this")
+	fs.Float64Var(&f.lr, "lr", 0, "peak learning rate")
+	fs.IntVar(&f.warmup, "warmup", 0, "linear warmup steps before inverse square root decay (0: constant lr)")
+	fs.Float64Var(&f.smoothing, "label-smoothing", 0, "label smoothing")
+	fs.Float64Var(&f.clip, "clip", 0, "global gradient-norm limit (0: none)")
+	fs.Float64Var(&f.dropout, "dropout", 0, "dropout probability")
+	fs.IntVar(&f.evalEvery, "eval-every", 0, "steps between dev evaluations and checkpoints")
+	fs.IntVar(&f.evalLimit, "eval-limit", 0, "dev examples decoded for exact match (0: all)")
+	fs.IntVar(&f.layers, "layers", 0, "encoder and decoder layers")
+	fs.IntVar(&f.heads, "heads", 0, "attention heads")
+	fs.IntVar(&f.dim, "dim", 0, "embedding size")
+	fs.IntVar(&f.mlp, "mlp", 0, "feed-forward inner size")
+	fs.IntVar(&f.maxSrc, "max-src", 0, "longest source in tokens; longer ones are truncated")
+	fs.IntVar(&f.maxTgt, "max-tgt", 0, "longest target in tokens (EOS and separators included)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, batch order, dropout)")
+	fs.BoolVar(&f.strict, "strict", false, "fail on over-long examples instead of truncating them")
+}
+
+// apply sets the flags given on the command line over cfg.
+func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "model":
+			err = cfg.Model.ApplyVariant(f.model)
+		case "steps":
+			cfg.Steps = f.steps
+		case "batch":
+			cfg.Batch = f.batch
+		case "batch-tokens":
+			cfg.BatchTokens = f.batchTokens
+		case "bucket-width":
+			cfg.BucketWidth = f.width
+		case "lr":
+			cfg.LR = f.lr
+		case "warmup":
+			cfg.Warmup = f.warmup
+		case "label-smoothing":
+			cfg.LabelSmoothing = f.smoothing
+		case "clip":
+			cfg.ClipNorm = f.clip
+		case "dropout":
+			cfg.Model.Dropout = f.dropout
+		case "eval-every":
+			cfg.EvalEvery = f.evalEvery
+		case "eval-limit":
+			cfg.EvalLimit = f.evalLimit
+		case "layers":
+			cfg.Model.Layers = f.layers
+		case "heads":
+			cfg.Model.Heads = f.heads
+		case "dim":
+			cfg.Model.Dim = f.dim
+		case "mlp":
+			cfg.Model.MLPDim = f.mlp
+		case "max-src":
+			cfg.Model.MaxSrcLen = f.maxSrc
+		case "max-tgt":
+			cfg.Model.MaxTgtLen = f.maxTgt
+		case "seed":
+			cfg.Seed = f.seed
+		case "strict":
+			cfg.Strict = f.strict
+		}
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("config: %v", err)
+	}
+	return nil
+}
+
+// baseConfig is the config before flags: RUN/config.json on resume, else
+// the --config file over the defaults.
+func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (train.Config, error) {
+	cfg := train.DefaultConfig()
+	var err error
+	switch {
+	case resume:
+		cfg, err = train.LoadConfig(filepath.Join(runDir, train.ConfigFile), cfg)
+	case f.config != "":
+		cfg, err = train.LoadConfig(f.config, cfg)
+	}
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, f.apply(fs, &cfg)
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("train", "train --model M --train train.jsonl --dev valid.jsonl --out RUN [flags]", `
+Train a sequence-to-sequence Transformer (Shi et al. settings: Adam 0.9/0.98/1e-9,
+lr * min(1, step/warmup) * sqrt(warmup)/sqrt(max(step, warmup))). RUN gets
+config.json, vocab.json, model.safetensors (latest), best.safetensors (best dev
+exact match), optim.safetensors, state.json and metrics.jsonl. --resume continues
+a stopped run to the same weights as an uninterrupted one.`, stderr)
+	var tf trainFlags
+	tf.register(fs)
+	trainPath := fs.String("train", "", "training records `FILE` (JSONL, required)")
+	devPath := fs.String("dev", "", "dev records `FILE` (JSONL) for evaluation and the best checkpoint")
+	out := fs.String("out", "", "run `DIR` (required)")
+	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
+	force := fs.Bool("force", false, "replace an existing run in --out")
+	if _, err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	if *trainPath == "" || *out == "" {
+		return usagef("train: --train and --out are required")
+	}
+	if *resume && *force {
+		return usagef("train: --resume and --force exclude each other")
+	}
+	blas.Use()
+	cfg, err := tf.baseConfig(fs, *out, *resume)
+	if err != nil {
+		return err
+	}
+	recs, err := data.ReadRecords(*trainPath)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	var dev []data.Record
+	if *devPath != "" {
+		if dev, err = data.ReadRecords(*devPath); err != nil {
+			return fmt.Errorf("dev: %w", err)
+		}
+	}
+	res, err := train.Train(ctx, cfg, train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr})
+	if err != nil {
+		return err
+	}
+	printResult(stdout, *out, res)
+	return nil
+}
+
+func printResult(w io.Writer, dir string, r *train.Result) {
+	fmt.Fprintf(w, "run %s: %d steps in %s, training loss %.4f", dir, r.Steps, r.Elapsed.Round(1e9), r.TrainLoss)
+	if r.DevEM >= 0 {
+		fmt.Fprintf(w, ", best dev exact match %.2f%% (loss %.4f) at step %d", 100*r.DevEM, r.DevLoss, r.BestStep)
+	}
+	fmt.Fprintln(w)
+	if r.Truncated > 0 {
+		fmt.Fprintf(w, "%d over-long training examples were truncated\n", r.Truncated)
+	}
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""One Transformer training step in PyTorch, the same model and shape as
+compgen's BenchmarkTransformerTrainStep (train/bench_test.go): encoder-decoder,
+3+3 layers, 4 heads, d 256, feed-forward 512, dropout 0.1, LayerNorm before
+each sublayer, sinusoidal positions, batch 64, source 16, target 48 tokens,
+label-smoothed cross-entropy, global-norm clipping, Adam (0.9, 0.98, 1e-9).
+Prints "pytorch ms/step X"."""
+import argparse
+import math
+import statistics
+import time
+
+import torch
+from torch import nn
+
+
+def sinusoid(t, d):
+    pos = torch.arange(t)[:, None]
+    i = torch.arange(0, d, 2)[None, :]
+    a = pos / torch.pow(10000, i / d)
+    pe = torch.zeros(t, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(a), torch.cos(a)
+    return pe
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, v, d, heads, layers, mlp, dropout):
+        super().__init__()
+        self.src_emb, self.tgt_emb = nn.Embedding(v, d), nn.Embedding(v, d)
+        self.tf = nn.Transformer(d, heads, layers, layers, mlp, dropout, batch_first=True, norm_first=True)
+        self.out = nn.Linear(d, v)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, src, dec_in, tgt):
+        s, t = src.shape[1], dec_in.shape[1]
+        x = self.drop(self.src_emb(src) + sinusoid(s, self.out.in_features))
+        y = self.drop(self.tgt_emb(dec_in) + sinusoid(t, self.out.in_features))
+        causal = self.tf.generate_square_subsequent_mask(t)
+        h = self.tf(x, y, tgt_mask=causal, src_key_padding_mask=src == 0,
+                    tgt_key_padding_mask=dec_in == 0, memory_key_padding_mask=src == 0)
+        logits = self.out(h)
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1),
+                                           ignore_index=0, label_smoothing=0.1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--src", type=int, default=16)
+    ap.add_argument("--tgt", type=int, default=48)
+    ap.add_argument("--vocab", type=int, default=24)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=5)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+    m = Seq2Seq(a.vocab, 256, 4, 3, 512, 0.1)
+    opt = torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    src = 4 + torch.randint(0, a.vocab - 4, (a.batch, a.src))
+    tgt = 4 + torch.randint(0, a.vocab - 4, (a.batch, a.tgt))
+    tgt[:, -1] = 2
+    dec_in = torch.cat([torch.ones(a.batch, 1, dtype=torch.long), tgt[:, :-1]], dim=1)
+
+    def step():
+        opt.zero_grad()
+        loss = m(src, dec_in, tgt)
+        loss.backward()
+        nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+
+    step()
+    times = []
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    print(f"pytorch ms/step {1000 * statistics.median(times):.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Transformer benchmarks: one paper-size training step (forward, backward,
+# clipping, Adam; batch 64, source 16, target 48 tokens, 3+3 layers, d 256,
+# 4 heads, MLP 512) in compgen and the same model in PyTorch, both on
+# $THREADS threads (default 2), then greedy decoding speed and peak memory.
+# Needs python3 with torch (Debian: python3-torch); PYTHON picks the
+# interpreter.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+THREADS=${THREADS:-2}
+echo "== transformer training step, batch 64 x 16 -> 48 tokens, paper size, $THREADS threads"
+out=$(GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=$THREADS go test -run XXX -bench 'BenchmarkTransformerTrainStep|BenchmarkGreedyDecode' -benchtime 5x ./train)
+metric() { echo "$out" | awk -v b="$1" -v u="$2" '$1 ~ b {for (i = 1; i <= NF; i++) if ($(i+1) == u) print $i}'; }
+go_ms=$(metric TransformerTrainStep ms/step)
+py_line=$("$PY" scripts/bench_torch_transformer.py --threads "$THREADS" --steps 5)
+py_ms=$(echo "$py_line" | awk '{print $3}')
+echo "compgen ms/step $go_ms (peak $(metric TransformerTrainStep MB-peak) MB)"
+echo "$py_line"
+awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", g / p}'
+echo "greedy decoding: $(metric GreedyDecode tokens/s) tokens/s (peak $(metric GreedyDecode MB-peak) MB)"

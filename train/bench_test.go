@@ -1,0 +1,112 @@
+package train
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"compgen/blas"
+	"compgen/models"
+)
+
+// benchShape is a SCAN-sized batch: 64 rows, 16 source and 48 target
+// tokens, vocabularies of SCAN's size; the model is the paper's size
+// (3 layers, 4 heads, d 256, MLP 512, dropout 0.1).
+const benchB, benchS, benchT, benchV = 64, 16, 48, 24
+
+func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
+	blas.Use()
+	cfg := models.DefaultConfig()
+	cfg.SrcVocab, cfg.TgtVocab = benchV, benchV
+	m, err := models.NewTransformer(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := make([]models.Example, benchB)
+	ptr := make([]*models.Example, benchB)
+	for i := range rows {
+		src, tgt := make([]int, benchS), make([]int, benchT)
+		for j := range src {
+			src[j] = 4 + (i+j)%(benchV-4)
+		}
+		for j := range tgt {
+			tgt[j] = 4 + (i*7+j)%(benchV-4)
+		}
+		tgt[benchT-1] = models.EOSID
+		rows[i] = models.Example{Src: src, Tgt: tgt}
+		ptr[i] = &rows[i]
+	}
+	return m, models.MakeBatch(ptr, benchB, 8)
+}
+
+// peakRSS reports the process's peak resident memory in MB (Linux).
+func peakRSS(b *testing.B) {
+	s, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(s), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			if kb, err := strconv.Atoi(f[1]); err == nil {
+				b.ReportMetric(float64(kb)/1024, "MB-peak")
+			}
+		}
+	}
+}
+
+// BenchmarkTransformerTrainStep times forward, backward, clipping and the
+// Adam update; scripts/bench_transformer.sh compares it with PyTorch.
+func BenchmarkTransformerTrainStep(b *testing.B) {
+	m, bt := benchModel(b)
+	opt := NewAdam(m.Params(), 0.9, 0.98, 1e-9)
+	step := func(i int) {
+		if _, err := m.Loss(bt, true, 0.1, i); err != nil {
+			b.Fatal(err)
+		}
+		opt.ClipGlobalNorm(1)
+		if err := opt.Step(m.Params(), 1e-4); err != nil {
+			b.Fatal(err)
+		}
+	}
+	step(0) // builds the graph
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		step(i + 1)
+	}
+	el := time.Since(start)
+	b.ReportMetric(float64(el.Milliseconds())/float64(b.N), "ms/step")
+	b.ReportMetric(float64(b.N*bt.Tokens)/el.Seconds(), "tokens/s")
+	peakRSS(b)
+}
+
+// BenchmarkGreedyDecode times greedy decoding of 64 examples to 48 tokens
+// (the untrained model rarely stops early, so every step runs).
+func BenchmarkGreedyDecode(b *testing.B) {
+	m, bt := benchModel(b)
+	ex := make([]models.Example, len(bt.Rows))
+	for i, r := range bt.Rows {
+		ex[i] = *r
+	}
+	o := DecodeOptions{Beam: 1, MaxLen: benchT, Batch: benchB, Width: 8}
+	if _, err := Decode(context.Background(), m, ex[:1], o, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	toks := 0
+	for i := 0; i < b.N; i++ {
+		dec, err := Decode(context.Background(), m, ex, o, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range dec {
+			toks += len(d.Hyps[0].IDs) + 1
+		}
+	}
+	b.ReportMetric(float64(toks)/time.Since(start).Seconds(), "tokens/s")
+	peakRSS(b)
+}

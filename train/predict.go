@@ -1,0 +1,113 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"compgen/data"
+	"compgen/models"
+	"compgen/progress"
+)
+
+// Prediction is one output line of compgen predict.
+type Prediction struct {
+	// ID is the record's id.
+	ID string `json:"id"`
+	// Text is the best hypothesis, separators removed.
+	Text string `json:"prediction"`
+	// Score is its log-probability (greedy) or length-normalised
+	// log-probability (beam).
+	Score float64 `json:"score"`
+	// Beam lists every hypothesis, best first (beam search only).
+	Beam []string `json:"beam,omitempty"`
+}
+
+// Predict decodes recs with the run's model. Unknown source tokens become
+// <unk> and are counted in unknown.
+func Predict(ctx context.Context, r *Run, recs []data.Record, o DecodeOptions, stderr io.Writer) (preds []Prediction, unknown int, err error) {
+	if len(recs) == 0 {
+		return nil, 0, fmt.Errorf("no records to predict")
+	}
+	enc := models.EncodeOptions{Separators: r.Config.Model.Separators, MaxSrc: r.Config.Model.MaxSrcLen, MaxTgt: r.Config.Model.MaxTgtLen,
+		Copy: models.Copies(r.Config.Model.Variant)}
+	ex, st, err := models.Encode(r.Vocab, recs, enc)
+	if err != nil {
+		return nil, 0, err
+	}
+	if o.MaxLen <= 0 {
+		o.MaxLen = r.Config.Model.MaxTgtLen
+	}
+	if o.Width <= 0 {
+		o.Width = r.Config.BucketWidth
+	}
+	var bar *progress.Bar
+	if stderr != nil {
+		bar = progress.New(stderr, "predict", int64(len(ex)))
+		defer bar.Finish()
+	}
+	dec, err := Decode(ctx, r.Model, ex, o, bar)
+	if err != nil {
+		return nil, 0, err
+	}
+	preds = make([]Prediction, len(dec))
+	for i, d := range dec {
+		src := models.SourceTokens(&recs[i])
+		p := Prediction{ID: recs[i].ID, Text: r.Vocab.DetokSource(d.Hyps[0].IDs, src), Score: round(d.Hyps[0].Score)}
+		if o.Beam > 1 {
+			for _, h := range d.Hyps {
+				p.Beam = append(p.Beam, r.Vocab.DetokSource(h.IDs, src))
+			}
+		}
+		preds[i] = p
+	}
+	return preds, st.UnknownSrc, nil
+}
+
+// ExactMatch is the fraction of predictions equal to their record's output
+// (whitespace-normalised), predictions in record order.
+func ExactMatch(recs []data.Record, preds []Prediction) float64 {
+	if len(recs) == 0 {
+		return 0
+	}
+	hit := 0
+	for i := range recs {
+		if preds[i].Text == strings.Join(models.Tokens(recs[i].Output), " ") {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(recs))
+}
+
+// FinetuneOptions configure few-shot fine-tuning (Shi et al. §5: one
+// batch of 20 training- and 20 test-distribution examples, 30 steps,
+// constant learning rate 1e-4).
+type FinetuneOptions struct {
+	// Steps is the number of updates.
+	Steps int
+	// LR is the constant learning rate.
+	LR float64
+	// Out is the new run folder.
+	Out string
+	// Force replaces an existing run in Out.
+	Force bool
+	// Stderr receives progress.
+	Stderr io.Writer
+}
+
+// Finetune trains a copy of base on recs, all in one batch, and writes a
+// new run; base is not changed. The vocabulary stays base's: target tokens
+// it does not know are a vocabulary mismatch.
+func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOptions) (*Result, error) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("fine-tuning data is empty")
+	}
+	cfg := base.Config
+	cfg.Steps, cfg.LR, cfg.Warmup, cfg.EvalEvery = o.Steps, o.LR, 0, 0
+	cfg.Batch, cfg.BatchTokens = len(recs), 0
+	// One bucket for every length: the whole set is one batch.
+	cfg.BucketWidth = max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
+	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
+		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1})
+}
