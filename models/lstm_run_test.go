@@ -90,3 +90,51 @@ func TestLSTMBadInput(t *testing.T) {
 		t.Errorf("loading an LSTM checkpoint into a Transformer: %v", err)
 	}
 }
+
+// TestLSTMCopyBeam: beam search over the extended vocabulary gives ids
+// that are target ids or source positions, best first, for tokens the run
+// has never seen.
+func TestLSTMCopyBeam(t *testing.T) {
+	dir := t.TempDir()
+	smallCopyRun(t, "lstm-copy", 30, dir, false)
+	r, err := train.OpenRun(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := copyTask{vocab: 20, minLen: 2, maxLen: 5}
+	recs := task.records(data.NewRand(9), "u", 6) // tokens unknown to the run
+	ex, _, err := models.Encode(r.Vocab, recs, models.EncodeOptions{MaxSrc: 16, MaxTgt: 16, Copy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := len(r.Vocab.Target)
+	greedy, err := train.Decode(context.Background(), r.Model, ex, train.DecodeOptions{Beam: 1, MaxLen: 8, Batch: 4, Width: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beam, err := train.Decode(context.Background(), r.Model, ex, train.DecodeOptions{Beam: 3, MaxLen: 8, Batch: 4, Width: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ex {
+		hs := beam[i].Hyps
+		if len(hs) == 0 {
+			t.Fatalf("example %d: no hypotheses", i)
+		}
+		for k, h := range hs {
+			if k > 0 && h.Score > hs[k-1].Score {
+				t.Errorf("example %d: hypotheses not sorted: %v", i, hs)
+			}
+			for _, id := range h.IDs {
+				if id < 0 || id >= V+len(ex[i].Src) {
+					t.Errorf("example %d: id %d outside target vocabulary %d + source %d", i, id, V, len(ex[i].Src))
+				}
+			}
+		}
+		for _, d := range []train.Decoded{greedy[i], beam[i]} {
+			if out := r.Vocab.DetokSource(d.Hyps[0].IDs, models.SourceTokens(&recs[i])); strings.Contains(out, "<unk>") {
+				t.Errorf("example %d: %q: a copied unseen token printed as <unk>", i, out)
+			}
+		}
+	}
+}
