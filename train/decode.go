@@ -94,26 +94,59 @@ func logSoftmax(x []float32) {
 	}
 }
 
-// decIn lays out prefixes (StartID first) as [rows*T] ids.
-func decIn(prefix [][]int, T int) []int {
-	out := make([]int, len(prefix)*T)
-	for b, p := range prefix {
-		out[b*T] = models.StartID
-		copy(out[b*T+1:(b+1)*T], p)
+// startDecode uses the model's incremental decoder when it has one, and
+// otherwise re-runs Logits over each whole prefix.
+func startDecode(m models.Seq2Seq, mem *models.Memory, o DecodeOptions) (models.DecodeState, error) {
+	if st, ok := m.(models.Stepper); ok {
+		return st.StartDecode(mem, o.MaxLen)
 	}
-	return out
+	return &prefixState{m: m, mem: mem, width: o.Width, hist: make([][]int, mem.B)}, nil
+}
+
+// prefixState is a DecodeState over Seq2Seq.Logits.
+type prefixState struct {
+	m     models.Seq2Seq
+	mem   *models.Memory
+	width int
+	hist  [][]int
+}
+
+func (p *prefixState) Step(tokens []int) ([]float32, error) {
+	for b, t := range tokens {
+		p.hist[b] = append(p.hist[b], t)
+	}
+	n := len(p.hist[0])
+	T := models.RoundUp(n, p.width)
+	in := make([]int, len(p.hist)*T)
+	for b, h := range p.hist {
+		copy(in[b*T:(b+1)*T], h)
+	}
+	return p.m.Logits(p.mem, in, T, n-1)
+}
+
+func (p *prefixState) Reorder(from []int) {
+	old := p.hist
+	p.hist = make([][]int, len(old))
+	for i, f := range from {
+		p.hist[i] = append([]int(nil), old[f]...)
+	}
 }
 
 func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decoded, error) {
+	st, err := startDecode(m, mem, o)
+	if err != nil {
+		return nil, err
+	}
 	prefix := make([][]int, mem.B)
 	score := make([]float64, mem.B)
 	done := make([]bool, mem.B)
-	for b := n; b < mem.B; b++ {
-		done[b] = true
+	tokens := make([]int, mem.B)
+	for b := range tokens {
+		tokens[b] = models.StartID
+		done[b] = b >= n
 	}
 	for t := 0; t < o.MaxLen; t++ {
-		T := models.RoundUp(t+1, o.Width)
-		logits, err := m.Logits(mem, decIn(prefix, T), T, t)
+		logits, err := st.Step(tokens)
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +154,7 @@ func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Dec
 		all := true
 		for b := 0; b < mem.B; b++ {
 			if done[b] {
+				tokens[b] = models.EOSID
 				continue
 			}
 			row := logits[b*v : (b+1)*v]
@@ -132,6 +166,7 @@ func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Dec
 				}
 			}
 			score[b] += float64(row[best])
+			tokens[b] = best
 			if best == models.EOSID {
 				done[b] = true
 				continue
@@ -175,19 +210,24 @@ func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decod
 		stopped[b] = b >= n
 	}
 	bound := lengthPenalty(o.MaxLen, o.Alpha)
+	st, err := startDecode(m, bm, o)
+	if err != nil {
+		return nil, err
+	}
+	tokens := make([]int, bm.B)
+	for i := range tokens {
+		tokens[i] = models.StartID
+	}
+	from := make([]int, bm.B)
 	for t := 0; t < o.MaxLen; t++ {
-		T := models.RoundUp(t+1, o.Width)
-		prefix := make([][]int, bm.B)
-		for b := range live {
-			for k, h := range live[b] {
-				prefix[b*K+k] = h.ids
-			}
-		}
-		logits, err := m.Logits(bm, decIn(prefix, T), T, t)
+		logits, err := st.Step(tokens)
 		if err != nil {
 			return nil, err
 		}
 		v := len(logits) / bm.B
+		for i := range from {
+			from[i] = i
+		}
 		active := false
 		for b := range live {
 			if stopped[b] {
@@ -221,6 +261,8 @@ func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decod
 					}
 					continue
 				}
+				from[b*K+len(next)] = b*K + c.k
+				tokens[b*K+len(next)] = c.tok
 				next = append(next, beamHyp{ids: ids, logp: c.logp})
 			}
 			live[b] = next
@@ -233,6 +275,7 @@ func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decod
 		if !active {
 			break
 		}
+		st.Reorder(from)
 	}
 	out := make([]Decoded, n)
 	for b := range out {

@@ -243,3 +243,39 @@ func withVocab(c models.Config, v *models.Vocab) models.Config {
 	c.SrcVocab, c.TgtVocab = len(v.Source), len(v.Target)
 	return c
 }
+
+// graphOnly hides the incremental decoder, so decoding re-runs the graph.
+type graphOnly struct{ models.Seq2Seq }
+
+// TestDecodePaths: incremental and whole-prefix decoding agree, greedy and
+// beam, on a partly trained model.
+func TestDecodePaths(t *testing.T) {
+	cfg := tinyConfig("sep-to-last")
+	cfg.Steps = 40
+	dir := t.TempDir()
+	train(t, cfg, Options{Dir: dir})
+	r, err := OpenRun(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _, _ := models.Encode(r.Vocab, tinyData(), models.EncodeOptions{Separators: true, MaxSrc: 8, MaxTgt: 10})
+	for _, beam := range []int{1, 3} {
+		o := DecodeOptions{Beam: beam, Alpha: 0.6, MaxLen: 10, Batch: 4, Width: 4}
+		a, err := Decode(context.Background(), r.Model, ex, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Decode(context.Background(), graphOnly{r.Model}, ex, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range a {
+			for k := range a[i].Hyps {
+				ha, hb := a[i].Hyps[k], b[i].Hyps[k]
+				if r.Vocab.Detok(ha.IDs) != r.Vocab.Detok(hb.IDs) || math.Abs(ha.Score-hb.Score) > 1e-3 {
+					t.Errorf("beam %d, example %d, hypothesis %d: %v %.4f vs %v %.4f", beam, i, k, ha.IDs, ha.Score, hb.IDs, hb.Score)
+				}
+			}
+		}
+	}
+}
