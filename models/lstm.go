@@ -55,6 +55,7 @@ type LSTM struct {
 	wq, wk, ba, va int // attention: query [H, A], key [2H, A], bias [A], v [A]
 	outW, outB     int // [3H, V], [V]
 	gateW, gateB   int // copy gate [3H+E, 1], [1]
+	cache          *decodeCache
 }
 
 type cellIDs struct{ w, b int }
@@ -148,6 +149,7 @@ func (m *LSTM) Loss(bt *Batch, train bool, eps float64, step int) (float64, erro
 	if err := m.checkIDs(bt.Src, bt.DecIn); err != nil {
 		return 0, err
 	}
+	m.cache = nil // the weights may change
 	var rng *rand.Rand
 	if train && m.Cfg.Dropout > 0 {
 		rng = data.SubRand(m.seed, "dropout/"+strconv.Itoa(step))
@@ -190,6 +192,9 @@ func (m *LSTM) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error) {
 	if m.Copy && len(mem.Src) != mem.B*mem.S {
 		return nil, fmt.Errorf("decode: lstm-copy needs the source ids in the memory")
 	}
+	if out, ok := m.stepLogits(mem, decIn, T, pos); ok {
+		return out, nil
+	}
 	f := &lstmPass{m: m, B: mem.B, S: mem.S, src: mem.Src, mem: mem.Data, srcLen: mem.SrcLen}
 	// Only positions up to pos matter: run the decoder over them.
 	in := make([]int, mem.B*(pos+1))
@@ -201,6 +206,7 @@ func (m *LSTM) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error) {
 		rows[b] = b*(pos+1) + pos
 	}
 	f.decode(in, pos+1, rows)
+	m.keepStates(mem, decIn, T, pos, f)
 	if !m.Copy {
 		return f.logits, nil
 	}

@@ -118,6 +118,8 @@ func (st *lstmStep) backward(w, dW, dB []float32, dh, dc []float32) (dx, dhPrev,
 type lstmRun struct {
 	steps []*lstmStep
 	rev   bool
+	lastH []float32 // [N, H] hidden state after the last step
+	lastC []float32 // [N, H] cell state after the last step
 }
 
 // runLSTM runs a layer over xs[t] [N, In] for t = 0..len-1 (reversed when
@@ -142,6 +144,7 @@ func runLSTM(w, b []float32, in, H int, xs [][]float32, masks [][]float32, rev b
 		h, c, st = lstmForward(w, b, in, H, xs[t], h, c, m)
 		hs[t], run.steps[t] = h, st
 	}
+	run.lastH, run.lastC = h, c
 	return hs, run
 }
 

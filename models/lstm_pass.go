@@ -186,6 +186,13 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 			copy(f.hd[(b*T+t)*H:(b*T+t+1)*H], xs[t][b*H:(b+1)*H])
 		}
 	}
+	f.attendOutput()
+}
+
+// attendOutput computes attention, output logits and the copy gate for
+// the query rows from the top decoder states hd.
+func (f *lstmPass) attendOutput() {
+	m, H, S, V, T, rows := f.m, f.m.Cfg.Dim, f.S, f.m.Cfg.TgtVocab, f.T, f.rows
 	R := len(rows)
 	f.hq = make([]float32, R*H) // [R, H]
 	for r, row := range rows {
@@ -237,7 +244,7 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 		g := f.gin[r*4*H : (r+1)*4*H]
 		copy(g, f.o[r*3*H:(r+1)*3*H])
 		t, b := row%T, row/T
-		copy(g[3*H:], xs0(f.tgtX, t, b, H))
+		copy(g[3*H:], f.tgtX[t][b*H:(b+1)*H])
 		z := gb
 		for i, v := range g {
 			z += v * gw[i]
@@ -245,8 +252,6 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 		f.pgen[r] = sigmoid(z)
 	}
 }
-
-func xs0(xs [][]float32, t, b, H int) []float32 { return xs[t][b*H : (b+1)*H] }
 
 func softmaxInPlace(x []float32) {
 	if len(x) == 0 {
