@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -301,5 +302,45 @@ func TestEncodePipeKeepsOrder(t *testing.T) {
 	}
 	if !bytes.Equal(b.Bytes(), want.Bytes()) {
 		t.Error("the pipe changed the records or their order")
+	}
+}
+
+// The -update flag rewrites golden files; another test file may declare it
+// too, so it is looked up first (a flag declared twice panics).
+var _ = func() bool {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+	return true
+}()
+
+// TestGenGolden pins the bytes of a small run, so that a change to the
+// random streams (which would silently change every dataset) is noticed.
+func TestGenGolden(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, errs, code := runCLI(t, "gen", "scan", "--task", "switch-concept-order", "--train", "3",
+		"--valid", "2", "--test", "3", "--finetune", "2", "--seed", "7", "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got := readGenDir(t, dir)
+	golden := filepath.Join("testdata", "gen_scan_switch")
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.MkdirAll(golden, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range got {
+			if err := os.WriteFile(filepath.Join(golden, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, name := range genFiles {
+		want, err := os.ReadFile(filepath.Join(golden, name))
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if !bytes.Equal(got[name], want) {
+			t.Errorf("%s differs from %s (run go test -update if intended):\n%s", name, golden, got[name])
+		}
 	}
 }
