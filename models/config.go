@@ -69,8 +69,8 @@ var Variants = map[string]func(*Config){
 	"sep-full":            func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-full" },
 	"sep-to-sep-and-last": func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-sep-and-last" },
 	"sep-to-last":         func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-last" },
-	"lstm-attention":      func(c *Config) {}, // LSTM, lstm.go
-	"lstm-copy":           func(c *Config) {}, // LSTM with copying, lstm.go
+	"lstm-attention":      func(c *Config) { c.Heads = 1 }, // LSTM (lstm.go): heads unused, any --dim valid
+	"lstm-copy":           func(c *Config) { c.Heads = 1 }, // LSTM with copying (lstm.go)
 }
 
 // VariantNames lists Variants sorted.
