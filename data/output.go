@@ -73,6 +73,11 @@ func (s *OutputSet) Commit() error {
 			s.Abort()
 			return fmt.Errorf("write %s: %w", f.dest, err)
 		}
+		// os.CreateTemp makes 0600 files; results are for sharing.
+		if err := f.tmp.Chmod(0o644); err != nil {
+			s.Abort()
+			return fmt.Errorf("write %s: %w", f.dest, err)
+		}
 		if err := f.tmp.Close(); err != nil {
 			s.Abort()
 			return fmt.Errorf("write %s: %w", f.dest, err)

@@ -26,6 +26,9 @@ func TestOutputSetCommitAndAbort(t *testing.T) {
 		if string(got) != "sub/b.jsonl" {
 			t.Fatalf("got %q", got)
 		}
+		if st, err := os.Stat(filepath.Join(dir, "a.jsonl")); err != nil || st.Mode().Perm() != 0o644 {
+			t.Fatalf("mode %v, %v; want 0644", st.Mode().Perm(), err)
+		}
 		assertNoTemps(t, dir)
 	})
 	t.Run("abort leaves nothing", func(t *testing.T) {
