@@ -18,3 +18,10 @@ echo "== first training record:"
 head -n 1 "$work/scan-length/train.jsonl" | cut -c 1-300
 echo "..."
 echo "== demo done; files are in $work"
+
+# --- Transformer: one experiment end to end (compgen run) ---
+echo "== Transformer on SCAN length: generate, train 100 steps, predict, fine-tune, exact match"
+"$BIN" run --task length --models transformer --train-size 500 --valid-size 50 --test-size 50 \
+  --steps 100 --eval-limit 50 --finetune-steps 10 --seed 1 --out "$work/run-length"
+echo "== run folders and predictions are in $work/run-length"
+# --- end Transformer ---

@@ -172,8 +172,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if st.BestStep > 0 {
 		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
 	}
-	bar := progress.New(o.Stderr, "train", int64(cfg.Steps))
-	bar.Add(int64(st.Step))
+	label := "train"
+	if st.Step > 0 {
+		label = fmt.Sprintf("train (resumed at step %d)", st.Step)
+	}
+	bar := progress.New(o.Stderr, label, int64(cfg.Steps-st.Step))
 	defer bar.Finish()
 	ep := &epochs{ex: trainEx, cfg: &cfg}
 	var sumLoss, sumTok float64

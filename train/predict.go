@@ -106,8 +106,13 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 	cfg := base.Config
 	cfg.Steps, cfg.LR, cfg.Warmup, cfg.EvalEvery = o.Steps, o.LR, 0, 0
 	cfg.Batch, cfg.BatchTokens = len(recs), 0
-	// One bucket for every length: the whole set is one batch.
-	cfg.BucketWidth = max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
+	// One bucket for every length, so the whole set is one batch: the
+	// width is the longest sequence, rounded up to a multiple of 8.
+	longest := 1
+	for i := range recs {
+		longest = max(longest, len(models.SourceTokens(&recs[i])), len(models.Tokens(recs[i].Output))+len(recs[i].Parts)+1)
+	}
+	cfg.BucketWidth = models.RoundUp(min(longest, max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)), 8)
 	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
 		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1})
 }
