@@ -43,14 +43,14 @@ The grammar and nls methods take flags of their own: see
 "compgen split grammar --help" and "compgen split nls --help".`, stderr)
 	in := fs.String("in", "", "pool of records (.jsonl, or .tsv)")
 	out := fs.String("out", "", "output folder")
-	testFrac := fs.Float64("test-frac", -1, "test fraction of the pool (default 0.2; mcd 0.1)")
-	devFrac := fs.Float64("dev-frac", -1, "dev fraction of the pool (default 0; mcd 0.1)")
+	testFrac := fs.Float64("test-frac", -1, "test fraction of the pool (default 0.2; mcd 0.05)")
+	devFrac := fs.Float64("dev-frac", -1, "dev fraction of the pool (default 0; mcd 0.05)")
 	trainFrac := fs.Float64("train-frac", -1, "train fraction (default: the rest; mcd 0.4)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	force := fs.Bool("force", false, "replace existing output files")
 	skipBad := fs.Bool("skip-bad", false, "drop records whose program does not parse instead of failing")
 	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
-	maxSize := fs.Int("max-compound", 3, "largest compound in tree nodes")
+	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes")
 	anon := fs.String("anonymize", "generic", "template anonymizer: generic, scan, none")
 	by := fs.String("by", "output", "length, template and likelihood: input or output")
 	threshold := fs.Int("threshold", 0, "length: send examples longer than this to test (0: use --test-frac)")
@@ -62,6 +62,7 @@ The grammar and nls methods take flags of their own: see
 	maxAtom := fs.Float64("max-atom-div", mdef.MaxAtomDiv, "mcd: largest atom divergence")
 	target := fs.Float64("target-div", 0, "mcd: aim at this compound divergence (0: maximize)")
 	cands := fs.Int("candidates", mdef.Candidates, "mcd: random candidates scored per step (0: all)")
+	evalCands := fs.Int("eval-candidates", mdef.EvalCandidates, "mcd: candidates per addition to dev/test (0: --candidates)")
 	removeEvery := fs.Int("remove-every", mdef.RemoveEvery, "mcd: try a removal every this many additions (0: never)")
 	steps := fs.Int("steps", 0, "tmcd: swaps tried (0: 20 per example)")
 	scores := fs.String("scores", "", "likelihood: JSONL of {\"id\",\"score\"}, higher = more likely")
@@ -102,7 +103,7 @@ The grammar and nls methods take flags of their own: see
 		v   float64
 		dst *float64
 	}{{*testFrac, &sizes.Test}, {*devFrac, &sizes.Dev}, {*trainFrac, &sizes.Train}} {
-		if f.v >= 0 {
+		if f.v != -1 { // -1: not given; other negative values fail Validate
 			*f.dst = f.v
 		}
 	}
@@ -171,8 +172,8 @@ The grammar and nls methods take flags of their own: see
 		params.Method = cfg
 		a, err = split.Template(pool, cfg, sizes, rng)
 	case "mcd":
-		cfg := split.MCDConfig{MaxAtomDiv: *maxAtom, TargetDiv: *target, Candidates: *cands,
-			RemoveEvery: *removeEvery, RemoveCandidates: mdef.RemoveCandidates}
+		cfg := mdef
+		cfg.MaxAtomDiv, cfg.TargetDiv, cfg.Candidates, cfg.EvalCandidates, cfg.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
 		if err := cfg.Validate(); err != nil {
 			return usagef("split: %v", err)
 		}

@@ -87,6 +87,13 @@ func (p *pairDiv) apply(es []structure.Entry, test bool, sign float64) {
 	}
 }
 
+// adopt copies q's train side into p, whose test side must be empty.
+func (p *pairDiv) adopt(q *pairDiv) {
+	copy(p.a, q.a)
+	copy(p.pa, q.pa)
+	p.A = q.A
+}
+
 // resum recomputes S from the cached terms, shedding accumulated rounding.
 func (p *pairDiv) resum() {
 	p.S = 0

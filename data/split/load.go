@@ -9,12 +9,18 @@ import (
 	"strings"
 
 	"compgen/data"
+	"compgen/data/scan"
 )
 
-// LoadPool reads the records to split: JSONL, or with a .tsv extension plain
-// "source<TAB>target" lines whose records get ids line-N (N counts from 1).
+// LoadPool reads the records to split: JSONL; with a .tsv extension plain
+// "source<TAB>target" lines whose records get ids line-N (N counts from 1);
+// with a .txt extension the original SCAN text format ("IN: ... OUT: ..."
+// lines), whose records get ids scan-N and their rule trees.
 func LoadPool(path string) ([]data.Record, error) {
-	if !strings.EqualFold(filepath.Ext(path), ".tsv") {
+	switch ext := filepath.Ext(path); {
+	case strings.EqualFold(ext, ".txt"):
+		return loadSCANText(path)
+	case !strings.EqualFold(ext, ".tsv"):
 		return data.ReadRecords(path)
 	}
 	f, err := os.Open(path)
@@ -44,6 +50,23 @@ func LoadPool(path string) ([]data.Record, error) {
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s: no records (empty file)", path)
+	}
+	return recs, nil
+}
+
+func loadSCANText(path string) ([]data.Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []data.Record
+	err = scan.ReadText(f, func(rec *data.Record) error {
+		recs = append(recs, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return recs, nil
 }

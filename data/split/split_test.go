@@ -75,6 +75,7 @@ func TestMethodsInvariants(t *testing.T) {
 	sizes := Sizes{Dev: 0.1, Test: 0.1}
 	small := DefaultMCDConfig()
 	small.Candidates = 50
+	small.RemoveEvery = 5
 	methods := []struct {
 		name     string
 		covering bool
@@ -124,13 +125,15 @@ func TestMethodsInvariants(t *testing.T) {
 		{"mcd", false, func(s uint64) (Assignment, error) {
 			return MCD(ix, small, DefaultMCDSizes(), data.NewRand(s), nil)
 		}, func(t *testing.T, a Assignment) {
-			if len(a.Train) != 800 || len(a.Dev)+len(a.Test) != 400 {
-				t.Errorf("sizes %d/%d/%d, want 800 train and 400 eval", len(a.Train), len(a.Dev), len(a.Test))
+			if len(a.Train) != 800 || len(a.Dev)+len(a.Test) != 200 {
+				t.Errorf("sizes %d/%d/%d, want 800 train and 200 eval", len(a.Train), len(a.Dev), len(a.Test))
 			}
 			s := statsOf(pool, ix, a, AnonSCAN)
 			r, _ := Random(len(pool), DefaultMCDSizes(), data.NewRand(1))
 			rs := statsOf(pool, ix, r, AnonSCAN)
-			if *s.CompoundDivergence < 5**rs.CompoundDivergence || *s.AtomDivergence > 0.05 {
+			// Whole-command compounds make even random D_C sizable on a
+			// pool this small; MCD must still stand far above it.
+			if *s.CompoundDivergence < *rs.CompoundDivergence+0.4 || *s.AtomDivergence > 0.05 {
 				t.Errorf("mcd D_C %.3f D_A %.3f; random D_C %.3f", *s.CompoundDivergence, *s.AtomDivergence, *rs.CompoundDivergence)
 			}
 		}},

@@ -16,17 +16,85 @@ import (
 // CompoundConfig says which subgraphs of a tree count as compounds.
 type CompoundConfig struct {
 	// MaxSize is the largest compound in nodes (Keysers et al. use "a large
-	// subset of subgraphs"; compgen takes every subtree up to this size).
+	// subset of subgraphs"; compgen takes every subtree up to this size); 0
+	// picks it from the data (AutoMaxSize).
 	MaxSize int
+	// Keep, when positive, keeps only the Keep compounds with the largest
+	// weight summed over the pool (Keysers et al. §2.1); 0 keeps them all.
+	Keep int
 }
 
-// DefaultCompoundConfig is every subtree of up to 3 nodes.
-func DefaultCompoundConfig() CompoundConfig { return CompoundConfig{MaxSize: 3} }
+// DefaultCompoundConfig chooses the size from the data (MaxSize 0, see
+// AutoMaxSize).
+func DefaultCompoundConfig() CompoundConfig { return CompoundConfig{} }
+
+// Auto size limits: the largest compound size AutoMaxSize picks, and the
+// subtrees per tree, on average over the pool, it allows.
+const (
+	AutoSizeCap  = 12
+	AutoPerTree  = 96
+	autoSizeLow  = 3
+	subtreeCount = AutoSizeCap + 1
+)
+
+// AutoMaxSize is the compound size MaxSize 0 stands for: the largest size up
+// to AutoSizeCap for which the trees hold at most AutoPerTree subtrees of
+// 2..size nodes each on average, and at least 3. Keysers et al. (§2.1)
+// weigh "a large subset of subgraphs" chosen for practicality; a fixed
+// small size misses them on deep, chain-like trees (a SCAN phrase is a chain
+// of 6 rule applications, a whole command up to 15), while bushy trees (CFQ)
+// have too many large subtrees to enumerate.
+func AutoMaxSize(trees []*data.Tree) int {
+	var total [subtreeCount]float64 // subtrees of exactly s nodes
+	var walk func(t *data.Tree) [subtreeCount]float64
+	walk = func(t *data.Tree) [subtreeCount]float64 {
+		var f [subtreeCount]float64 // subtrees topped by t, by size
+		f[1] = 1
+		for _, c := range t.Children {
+			fc := walk(c)
+			var g [subtreeCount]float64
+			for a := 1; a < subtreeCount; a++ {
+				if f[a] == 0 {
+					continue
+				}
+				g[a] += f[a] // c left out
+				for b := 1; a+b < subtreeCount; b++ {
+					g[a+b] += f[a] * fc[b]
+				}
+			}
+			f = g
+		}
+		for s := 2; s < subtreeCount; s++ {
+			total[s] += f[s]
+		}
+		return f
+	}
+	for _, t := range trees {
+		if t != nil {
+			walk(t)
+		}
+	}
+	best, sum := autoSizeLow, 0.0
+	for s := 2; s < subtreeCount; s++ {
+		sum += total[s]
+		if s > autoSizeLow && sum <= AutoPerTree*float64(max(len(trees), 1)) {
+			best = s
+		}
+	}
+	return best
+}
+
+// MaxCompoundSize bounds MaxSize: the number of subtrees grows quickly with
+// it on bushy trees.
+const MaxCompoundSize = 16
 
 // Validate checks the configuration.
 func (c CompoundConfig) Validate() error {
-	if c.MaxSize < 2 || c.MaxSize > 8 {
-		return fmt.Errorf("compound size %d: want 2 to 8 nodes", c.MaxSize)
+	if c.MaxSize != 0 && (c.MaxSize < 2 || c.MaxSize > MaxCompoundSize) {
+		return fmt.Errorf("compound size %d: want 2 to %d nodes", c.MaxSize, MaxCompoundSize)
+	}
+	if c.Keep < 0 {
+		return fmt.Errorf("compounds kept %d: want >= 0", c.Keep)
 	}
 	return nil
 }
@@ -49,6 +117,8 @@ type Example struct {
 // Index holds the atoms and compounds of a pool of trees, with integer ids
 // so splits can work on sparse vectors.
 type Index struct {
+	// MaxSize is the compound size used (AutoMaxSize's choice for 0).
+	MaxSize int
 	// Atoms maps atom id to its label.
 	Atoms []string
 	// Compounds maps compound id to its canonical text (see compoundText).
@@ -74,59 +144,66 @@ type flat struct {
 // P(G' | G) is the fraction of G's occurrences in the whole pool that lie
 // inside some occurrence of G'; the weight of G in a tree is the largest
 // weight of its occurrences there. Supergraphs range over the enumerated
-// compounds, so compounds of exactly MaxSize nodes always weigh 1.
+// compounds, so compounds of exactly MaxSize nodes always weigh 1. When
+// Keep is set, only the Keep compounds with the largest total weight over
+// the pool remain ("keep only the ones with highest sum of weights", §2.1).
+//
+// Memory stays proportional to the pool and its distinct compounds: the
+// occurrences of a tree are enumerated twice (once to count, once to weigh)
+// rather than stored.
 func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ix := &Index{Examples: make([]Example, len(trees))}
-	atomID := map[string]int32{}
-	compID := map[string]int32{}
-	flats := make([]flat, len(trees))
 	for i, t := range trees {
 		if t == nil {
 			return nil, fmt.Errorf("example %d has no tree", i)
 		}
-		flats[i] = flatten(t, atomID, &ix.Atoms)
 	}
+	if cfg.MaxSize == 0 {
+		cfg.MaxSize = AutoMaxSize(trees)
+	}
+	ix := &Index{MaxSize: cfg.MaxSize, Examples: make([]Example, len(trees))}
+	atomID := map[string]int32{}
+	compID := map[string]int32{}
 	occ := []int{}          // compound id -> occurrences in the pool
 	sup := map[uint64]int{} // (G, G') -> occurrences of G inside some G'
-	perTree := make([][]occurrence, len(trees))
 	bar := progress.New(stderr, "compounds", int64(2*len(trees)))
-	var buf strings.Builder
-	for i := range flats {
-		occs := enumerate(&flats[i], cfg.MaxSize)
-		for j := range occs {
-			buf.Reset()
-			compoundText(&buf, &flats[i], occs[j].nodes, ix.Atoms)
-			s := buf.String()
-			id, ok := compID[s]
-			if !ok {
-				id = int32(len(ix.Compounds))
-				compID[s] = id
-				ix.Compounds = append(ix.Compounds, s)
-				occ = append(occ, 0)
-			}
-			occs[j].comp = id
-			occ[id]++
+	var sc scratch
+	for i, t := range trees {
+		f := flatten(t, atomID, &ix.Atoms)
+		occs := sc.occurrences(&f, cfg.MaxSize, ix.Atoms, compID, &ix.Compounds)
+		for len(occ) < len(ix.Compounds) {
+			occ = append(occ, 0)
 		}
-		linkSupersets(&flats[i], occs)
 		for j := range occs {
+			occ[occs[j].comp]++
 			for _, g := range occs[j].supers {
 				sup[pairKey(occs[j].comp, g)]++
 			}
 		}
-		perTree[i] = occs
-		ix.Examples[i].Atoms = atomCounts(flats[i].atom)
+		ix.Examples[i].Atoms = atomCounts(f.atom)
 		bar.Add(1)
 	}
-	for i, occs := range perTree {
-		w := map[int32]float64{}
+	ranked := rankSupers(sup, len(occ))
+	sup = nil
+	w := map[int32]float64{}
+	for i, t := range trees {
+		f := flatten(t, atomID, &ix.Atoms)
+		occs := sc.occurrences(&f, cfg.MaxSize, ix.Atoms, compID, &ix.Compounds)
+		clear(w)
 		for _, o := range occs {
-			best := 0.0
+			// The most frequent supergraph of G present around this
+			// occurrence: the first of G's ranked supergraphs among o.supers.
+			sc.stamp++
 			for _, g := range o.supers {
-				if p := float64(sup[pairKey(o.comp, g)]) / float64(occ[o.comp]); p > best {
-					best = p
+				sc.seen[g] = sc.stamp
+			}
+			best := 0.0
+			for _, r := range ranked[o.comp] {
+				if sc.seen[r.sup] == sc.stamp {
+					best = float64(r.n) / float64(occ[o.comp])
+					break
 				}
 			}
 			if cur, ok := w[o.comp]; !ok || 1-best > cur {
@@ -134,11 +211,153 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 			}
 		}
 		ix.Examples[i].Compounds = sortedEntries(w)
-		perTree[i] = nil
 		bar.Add(1)
 	}
 	bar.Finish()
+	if cfg.Keep > 0 && cfg.Keep < len(ix.Compounds) {
+		ix.keepHeaviest(cfg.Keep)
+	}
 	return ix, nil
+}
+
+// supCount is how many occurrences of a compound lie inside some occurrence
+// of the supergraph sup.
+type supCount struct {
+	sup int32
+	n   int32
+}
+
+// rankSupers lists each compound's supergraphs, most co-occurring first.
+func rankSupers(sup map[uint64]int, n int) [][]supCount {
+	ranked := make([][]supCount, n)
+	for k, c := range sup {
+		g := int32(k >> 32)
+		ranked[g] = append(ranked[g], supCount{sup: int32(uint32(k)), n: int32(c)})
+	}
+	for _, r := range ranked {
+		slices.SortFunc(r, func(a, b supCount) int {
+			if c := cmp.Compare(b.n, a.n); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.sup, b.sup)
+		})
+	}
+	return ranked
+}
+
+// keepHeaviest drops all but the n compounds of largest total weight (ties:
+// the smaller canonical text first), renumbering them in their old order.
+func (ix *Index) keepHeaviest(n int) {
+	total := make([]float64, len(ix.Compounds))
+	for _, ex := range ix.Examples {
+		for _, c := range ex.Compounds {
+			total[c.ID] += c.W
+		}
+	}
+	order := make([]int32, len(ix.Compounds))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(total[b], total[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(ix.Compounds[a], ix.Compounds[b])
+	})
+	kept := order[:n]
+	slices.Sort(kept)
+	remap := make([]int32, len(ix.Compounds))
+	for i := range remap {
+		remap[i] = -1
+	}
+	names := make([]string, n)
+	for j, id := range kept {
+		remap[id] = int32(j)
+		names[j] = ix.Compounds[id]
+	}
+	ix.Compounds = names
+	for e := range ix.Examples {
+		cs := ix.Examples[e].Compounds[:0]
+		for _, c := range ix.Examples[e].Compounds {
+			if r := remap[c.ID]; r >= 0 {
+				cs = append(cs, Entry{ID: r, W: c.W})
+			}
+		}
+		ix.Examples[e].Compounds = cs
+	}
+}
+
+// scratch holds buffers reused across trees.
+type scratch struct {
+	text  strings.Builder
+	key   []byte
+	byTop [][]int32
+	seen  []uint64 // compound id -> the stamp of the last occurrence listing it
+	stamp uint64
+}
+
+// occurrences enumerates the subtrees of f, names each as a compound
+// (adding new compounds to ids and names) and lists, for each, the distinct
+// compounds of the strict supersets among them. A superset's top node is
+// the top node of the subset or one of its ancestors, so only occurrences
+// rooted there are compared.
+func (sc *scratch) occurrences(f *flat, k int, atoms []string, ids map[string]int32, names *[]string) []occurrence {
+	occs := enumerate(f, k)
+	words := (len(f.atom) + 63) / 64
+	bits := make([]uint64, words*len(occs))
+	if cap(sc.byTop) < len(f.atom) {
+		sc.byTop = make([][]int32, len(f.atom))
+	}
+	byTop := sc.byTop[:len(f.atom)]
+	for i := range byTop {
+		byTop[i] = byTop[i][:0]
+	}
+	for j := range occs {
+		b := bits[j*words : (j+1)*words]
+		for _, n := range occs[j].nodes {
+			b[n/64] |= 1 << (n % 64)
+		}
+		top := occs[j].nodes[0] // pre-order: the top node has the smallest index
+		sc.key = compoundKey(sc.key[:0], f, b, top)
+		id, ok := ids[string(sc.key)]
+		if !ok {
+			id = int32(len(*names))
+			ids[string(sc.key)] = id
+			sc.text.Reset()
+			compoundText(&sc.text, f, occs[j].nodes, atoms)
+			*names = append(*names, sc.text.String())
+		}
+		occs[j].comp = id
+		byTop[top] = append(byTop[top], int32(j))
+	}
+	for len(sc.seen) < len(*names) {
+		sc.seen = append(sc.seen, 0)
+	}
+	for j := range occs {
+		sc.stamp++
+		sub := bits[j*words : (j+1)*words]
+		size := len(occs[j].nodes)
+		for a, depth := occs[j].nodes[0], 0; a >= 0 && depth <= k-size; a, depth = f.parent[a], depth+1 {
+			for _, o := range byTop[a] {
+				if len(occs[o].nodes) <= size {
+					continue
+				}
+				sup := bits[int(o)*words : (int(o)+1)*words]
+				in := true
+				for w := range sub {
+					if sub[w]&^sup[w] != 0 {
+						in = false
+						break
+					}
+				}
+				if c := occs[o].comp; in && sc.seen[c] != sc.stamp {
+					sc.seen[c] = sc.stamp
+					occs[j].supers = append(occs[j].supers, c)
+				}
+			}
+		}
+	}
+	return occs
 }
 
 // occurrence is one subtree of one tree.
@@ -207,51 +426,33 @@ func enumerate(f *flat, k int) []occurrence {
 	return out
 }
 
-// linkSupersets fills each occurrence's supers: for every occurrence, each
-// proper subset of its nodes that is itself a subtree of >= 2 nodes gets the
-// occurrence's compound as a strict supergraph.
-func linkSupersets(f *flat, occs []occurrence) {
-	byKey := make(map[string]int, len(occs))
-	for i := range occs {
-		byKey[nodeKey(occs[i].nodes)] = i
-	}
-	sub := make([]int32, 0, 8)
-	for i := range occs {
-		n := occs[i].nodes
-		for mask := 1; mask < 1<<len(n)-1; mask++ {
-			sub = sub[:0]
-			for b := range n {
-				if mask&(1<<b) != 0 {
-					sub = append(sub, n[b])
-				}
-			}
-			if len(sub) < 2 {
-				continue
-			}
-			j, ok := byKey[nodeKey(sub)]
-			if !ok {
-				continue // not connected
-			}
-			addUnique(&occs[j].supers, occs[i].comp)
+// compoundKey appends a binary form of the subtree in set rooted at n that
+// identifies the compound as compoundText does, but costs no allocation:
+// atom id, then 0 for a node with no chosen children (whatever its arity,
+// as in the text) or the slot count + 1 and per slot whether the child is in
+// the compound.
+func compoundKey(b []byte, f *flat, set []uint64, n int32) []byte {
+	b = binary.AppendUvarint(b, uint64(f.atom[n]))
+	open := false
+	for _, c := range f.children[n] {
+		if set[c/64]&(1<<(c%64)) != 0 {
+			open = true
+			break
 		}
 	}
-}
-
-func addUnique(s *[]int32, v int32) {
-	for _, x := range *s {
-		if x == v {
-			return
+	if !open {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(f.children[n]))+1)
+	for _, c := range f.children[n] {
+		if set[c/64]&(1<<(c%64)) == 0 {
+			b = append(b, 0)
+			continue
 		}
+		b = append(b, 1)
+		b = compoundKey(b, f, set, c)
 	}
-	*s = append(*s, v)
-}
-
-func nodeKey(nodes []int32) string {
-	b := make([]byte, 0, 4*len(nodes))
-	for _, n := range nodes {
-		b = binary.LittleEndian.AppendUint32(b, uint32(n))
-	}
-	return string(b)
+	return b
 }
 
 // compoundText writes a subtree canonically: a node with no chosen children

@@ -32,7 +32,7 @@ func TestEnumerateCounts(t *testing.T) {
 		want int
 	}{
 		{"leaf", "a", 3, 0},
-		{"fan of 3, k=3", "a(b, c, d)", 3, 6},  // 3 pairs + 3 parent-with-two-children
+		{"fan of 3, k=3", "a(b, c, d)", 3, 6},   // 3 pairs + 3 parent-with-two-children
 		{"chain of 4, k=3", "a(b(c(d)))", 3, 5}, // 3 edges + 2 paths of 3
 		{"chain of 4, k=4", "a(b(c(d)))", 4, 6},
 		{"fan of 3, k=4", "a(b, c, d)", 4, 7},

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestStatsCLI(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSCAN(t, dir, ".jsonl")
+	out := filepath.Join(dir, "split")
+	// Train and test cover the pool, so stats sees the pool the split
+	// weighed its compounds on.
+	if _, errs, code := runCLI(t, "split", "random", "--in", in, "--out", out); code != 0 {
+		t.Fatalf("split: exit %d: %s", code, errs)
+	}
+	train, test := filepath.Join(out, "train.jsonl"), filepath.Join(out, "test.jsonl")
+
+	t.Run("json matches split.json", func(t *testing.T) {
+		stdout, errs, code := runCLI(t, "stats", "--train", train, "--test", test, "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("stats --json printed %q: %v", stdout, err)
+		}
+		raw, err := os.ReadFile(filepath.Join(out, "split.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sj struct {
+			Stats map[string]any `json:"stats"`
+		}
+		if err := json.Unmarshal(raw, &sj); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"atom_divergence", "compound_divergence", "compound_divergence_unweighted"} {
+			if got[k] != sj.Stats[k] {
+				t.Errorf("%s: stats says %v, split.json %v", k, got[k], sj.Stats[k])
+			}
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		stdout, errs, code := runCLI(t, "stats", "--train", train, "--test", test)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if !strings.Contains(stdout, "compound") {
+			t.Errorf("text stats lack the compound divergence: %q", stdout)
+		}
+	})
+
+	empty := writeSplitFile(t, dir, "empty.jsonl", "")
+	broken := writeSplitFile(t, dir, "broken.jsonl", "{\"id\":\"a\"\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no files", []string{"stats"}, 2, "--train and --test are required"},
+		{"stray argument", []string{"stats", "--train", train, "--test", test, "extra"}, 2, "unexpected argument"},
+		{"bad compound size", []string{"stats", "--train", train, "--test", test, "--max-compound", "99"}, 2, "--max-compound"},
+		{"bad tree kind", []string{"stats", "--train", train, "--test", test, "--tree", "oak"}, 2, "--tree"},
+		{"empty train", []string{"stats", "--train", empty, "--test", test}, 1, "empty"},
+		{"malformed test", []string{"stats", "--train", train, "--test", broken}, 1, "broken.jsonl"},
+		{"missing file", []string{"stats", "--train", filepath.Join(dir, "absent.jsonl"), "--test", test}, 1, "absent.jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, errs, code := runCLI(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.code, errs)
+			}
+			if !strings.Contains(errs, tc.msg) {
+				t.Errorf("stderr %q lacks %q", errs, tc.msg)
+			}
+			if code != 0 && stdout != "" {
+				t.Errorf("failed run printed %q", stdout)
+			}
+		})
+	}
+}
