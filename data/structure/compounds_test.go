@@ -140,3 +140,105 @@ func TestBuildErrors(t *testing.T) {
 		t.Error("MaxSize 1 accepted")
 	}
 }
+
+func TestAutoMaxSize(t *testing.T) {
+	chain := func(n int) *data.Tree { // n nodes in a line
+		tr := &data.Tree{Label: "x"}
+		for i := 1; i < n; i++ {
+			tr = &data.Tree{Label: "x", Children: []*data.Tree{tr}}
+		}
+		return tr
+	}
+	fan := func(n int) *data.Tree { // a root with n leaves
+		tr := &data.Tree{Label: "r"}
+		for i := 0; i < n; i++ {
+			tr.Children = append(tr.Children, &data.Tree{Label: "l"})
+		}
+		return tr
+	}
+	for _, tc := range []struct {
+		name string
+		tree *data.Tree
+		want int
+	}{
+		// A chain of 15 has 16-s paths of s nodes: sizes 2..12 sum to 99,
+		// over AutoPerTree (96); 2..11 sum to 95.
+		{"chain of 15", chain(15), 11},
+		{"short chain takes the cap", chain(5), AutoSizeCap},
+		// A fan of 20 has C(20, s-1) subtrees of s nodes: 20 + 190 > 96.
+		{"bushy tree falls back to 3", fan(20), 3},
+		{"fan of 6: all 63 subtrees fit", fan(6), AutoSizeCap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := AutoMaxSize([]*data.Tree{tc.tree}); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCompoundKeysMatchTexts checks that the binary keys compounds are
+// counted by and their canonical texts agree: no two ids share a text.
+func TestCompoundKeysMatchTexts(t *testing.T) {
+	trees := []*data.Tree{mustTree(t, "f(a, g(b), c)"), mustTree(t, "f(a, g, c)"), mustTree(t, "f(g(b), a)"),
+		mustTree(t, "g(b(c), b)"), mustTree(t, "g(b, b(c))")}
+	ix, err := Build(trees, CompoundConfig{MaxSize: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range ix.Compounds {
+		if seen[c] {
+			t.Errorf("compound %s has two ids", c)
+		}
+		seen[c] = true
+	}
+	if !seen["g(b, b)"] || !seen["g(b(c), _)"] || !seen["g(_, b(c))"] {
+		t.Errorf("missing compounds in %v", ix.Compounds)
+	}
+}
+
+func TestKeepHeaviest(t *testing.T) {
+	trees := []*data.Tree{mustTree(t, "a(b(c))"), mustTree(t, "a(b)"), mustTree(t, "x(b(c))"), mustTree(t, "a(b)")}
+	all, err := Build(trees, CompoundConfig{MaxSize: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := Build(trees, CompoundConfig{MaxSize: 3, Keep: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kept compounds are the heaviest in total, with unchanged weights.
+	total := map[string]float64{}
+	for e := range trees {
+		for k, w := range weights(all, e) {
+			total[k] += w
+		}
+	}
+	if len(kept.Compounds) != 2 {
+		t.Fatalf("kept %v", kept.Compounds)
+	}
+	for _, c := range kept.Compounds {
+		for k, w := range total {
+			if w > total[c]+1e-12 && !contains(kept.Compounds, k) {
+				t.Errorf("kept %s (%v) over heavier %s (%v)", c, total[c], k, w)
+			}
+		}
+	}
+	for e := range trees {
+		for k, w := range weights(kept, e) {
+			if w != weights(all, e)[k] {
+				t.Errorf("tree %d: %s weighs %v kept, %v in full", e, k, w, weights(all, e)[k])
+			}
+		}
+	}
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
