@@ -1,0 +1,69 @@
+package models
+
+import (
+	"testing"
+
+	"compgen/data"
+)
+
+func TestBatches(t *testing.T) {
+	var ex []Example
+	for i := 0; i < 50; i++ {
+		ex = append(ex, Example{ID: string(rune('a' + i%26)), Src: make([]int, 1+i%9), Tgt: make([]int, 1+(i*7)%30)})
+	}
+	for _, c := range []struct {
+		name      string
+		b, tokens int
+	}{{"rows", 8, 0}, {"tokens", 8, 64}} {
+		t.Run(c.name, func(t *testing.T) {
+			a := Batches(ex, c.b, c.tokens, 4, data.NewRand(3))
+			seen := map[*Example]bool{}
+			for _, bt := range a {
+				if len(bt.Rows) > bt.B || bt.B > c.b || (c.tokens > 0 && bt.B > max(1, c.tokens/bt.T)) {
+					t.Errorf("batch of %d rows, B %d, T %d", len(bt.Rows), bt.B, bt.T)
+				}
+				for _, e := range bt.Rows {
+					if seen[e] {
+						t.Errorf("example twice")
+					}
+					seen[e] = true
+					if len(e.Tgt) > bt.T || len(e.Src) > bt.S || bt.T%4 != 0 || bt.S%4 != 0 {
+						t.Errorf("example %d/%d in batch %dx%d", len(e.Src), len(e.Tgt), bt.S, bt.T)
+					}
+				}
+			}
+			if len(seen) != len(ex) {
+				t.Errorf("%d of %d examples batched", len(seen), len(ex))
+			}
+			b := Batches(ex, c.b, c.tokens, 4, data.NewRand(3))
+			for i := range a {
+				if a[i].Rows[0] != b[i].Rows[0] {
+					t.Fatal("same seed, different batch order")
+				}
+			}
+		})
+	}
+}
+
+func TestEncodeSeparators(t *testing.T) {
+	recs := []data.Record{{ID: "a", Input: "jump and walk", Output: "JUMP WALK", Parts: []string{"JUMP", "WALK"}}}
+	v := BuildVocab(recs)
+	ex, _, err := Encode(v, recs, EncodeOptions{Separators: true, MaxSrc: 10, MaxTgt: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, w := v.tgt["JUMP"], v.tgt["WALK"]
+	want := []int{j, SepID, w, SepID, EOSID}
+	if len(ex[0].Tgt) != len(want) {
+		t.Fatalf("target %v, want %v", ex[0].Tgt, want)
+	}
+	for i := range want {
+		if ex[0].Tgt[i] != want[i] {
+			t.Fatalf("target %v, want %v", ex[0].Tgt, want)
+		}
+	}
+	bt := MakeBatch([]*Example{&ex[0]}, 1, 8)
+	if bt.DecIn[0] != StartID || bt.DecIn[1] != j || bt.DecIn[2] != SepID || v.Detok(ex[0].Tgt) != "JUMP WALK" {
+		t.Errorf("decoder input %v, detok %q", bt.DecIn, v.Detok(ex[0].Tgt))
+	}
+}
