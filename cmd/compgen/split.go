@@ -50,7 +50,7 @@ The grammar and nls methods take flags of their own: see
 	force := fs.Bool("force", false, "replace existing output files")
 	skipBad := fs.Bool("skip-bad", false, "drop records whose program does not parse instead of failing")
 	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
-	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes")
+	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "generic", "template anonymizer: generic, scan, none")
 	by := fs.String("by", "output", "length, template and likelihood: input or output")
 	threshold := fs.Int("threshold", 0, "length: send examples longer than this to test (0: use --test-frac)")
@@ -154,6 +154,7 @@ The grammar and nls methods take flags of their own: see
 		if ix, err = structure.Build(trees, comp, stderr); err != nil {
 			return err
 		}
+		params.MaxSize = ix.MaxSize
 	}
 	if err := ctx.Err(); err != nil {
 		return err

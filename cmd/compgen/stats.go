@@ -18,7 +18,7 @@ JSONL records, or "source<TAB>target" lines when they end in .tsv.`, stderr)
 	test := fs.String("test", "", "test records")
 	asJSON := fs.Bool("json", false, "print JSON")
 	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
-	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes")
+	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "generic", "pattern anonymizer: generic, scan, none")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
