@@ -10,3 +10,7 @@ cd "$(dirname "$0")/.."
 # --- Transformer: training step against PyTorch, greedy decoding (scripts/bench_transformer.sh) ---
 ./scripts/bench_transformer.sh
 # --- end Transformer ---
+
+# --- Splits: compounds and MCD on all SCAN commands (BENCHMARKS.md "Splits") ---
+go test ./data/split -run '^$' -bench 'MCDSCAN|CompoundsSCAN' -benchtime 1x
+# --- end Splits ---
