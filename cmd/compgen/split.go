@@ -37,11 +37,12 @@ func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("split", "split METHOD --in data.jsonl --out DIR [flags]", `
 Re-split a pool of records into DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl
 and DIR/split.json (ids, parameters and statistics). METHOD is one of
-`+strings.Join(splitMethods, ", ")+`. Input is JSONL records, or "source<TAB>target"
-lines when the file ends in .tsv. The same --seed gives the same bytes.
+`+strings.Join(splitMethods, ", ")+`. Input is JSONL records, "source<TAB>target"
+lines when the file ends in .tsv, or SCAN's "IN: ... OUT: ..." lines when it
+ends in .txt. The same --seed gives the same bytes.
 The grammar and nls methods take flags of their own: see
 "compgen split grammar --help" and "compgen split nls --help".`, stderr)
-	in := fs.String("in", "", "pool of records (.jsonl, or .tsv)")
+	in := fs.String("in", "", "pool of records (.jsonl, .tsv, or SCAN .txt)")
 	out := fs.String("out", "", "output folder")
 	testFrac := fs.Float64("test-frac", -1, "test fraction of the pool (default 0.2; mcd 0.05)")
 	devFrac := fs.Float64("dev-frac", -1, "dev fraction of the pool (default 0; mcd 0.05)")

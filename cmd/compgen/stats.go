@@ -13,7 +13,8 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Compare a train and a test file: sizes, atom and compound divergence
 (weighted and unweighted; Keysers et al. 2020), output- and input-pattern
 coverage, length ratios, and the test atoms never seen in train. Files are
-JSONL records, or "source<TAB>target" lines when they end in .tsv.`, stderr)
+JSONL records, "source<TAB>target" lines when they end in .tsv, or SCAN's
+"IN: ... OUT: ..." lines when they end in .txt.`, stderr)
 	train := fs.String("train", "", "training records")
 	test := fs.String("test", "", "test records")
 	asJSON := fs.Bool("json", false, "print JSON")
