@@ -39,6 +39,7 @@ type graphInputs struct {
 }
 
 type compiled struct {
+	lastUse uint64
 	in      graphInputs
 	vm      G.VM
 	out     *G.Node // loss scalar, memory or logits
@@ -48,13 +49,29 @@ type compiled struct {
 }
 
 func (m *Transformer) graph(k graphKey) (*compiled, error) {
+	m.clock++
 	if c, ok := m.graphs[k]; ok {
+		c.lastUse = m.clock
 		return c, nil
+	}
+	// Each graph holds its activations and gradients (hundreds of MB at
+	// the paper's size), so only the most recently used ones are kept.
+	for len(m.graphs) >= max(1, m.MaxGraphs) {
+		var old graphKey
+		oldest := m.clock
+		for key, c := range m.graphs {
+			if c.lastUse < oldest || (c.lastUse == oldest && keyLess(key, old)) {
+				old, oldest = key, c.lastUse
+			}
+		}
+		m.graphs[old].vm.Close()
+		delete(m.graphs, old)
 	}
 	c, err := m.build(k)
 	if err != nil {
 		return nil, fmt.Errorf("build graph %v: %w", k, err)
 	}
+	c.lastUse = m.clock
 	m.graphs[k] = c
 	return c, nil
 }
@@ -140,6 +157,19 @@ func (m *Transformer) build(k graphKey) (*compiled, error) {
 	c.in, c.drop = *in, b.drop
 	c.vm = G.NewTapeMachine(b.g)
 	return c, nil
+}
+
+func keyLess(a, b graphKey) bool {
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	if a.b != b.b {
+		return a.b < b.b
+	}
+	if a.s != b.s {
+		return a.s < b.s
+	}
+	return a.t < b.t
 }
 
 // fillPos writes sinusoidal positions (Vaswani et al. §3.5) for B rows of

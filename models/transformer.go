@@ -24,8 +24,13 @@ type Transformer struct {
 	srcEmb, tgtEmb, outW, outB int
 	enc, dec                   []layerIDs
 	encLN, decLN               [2]int
-	graphs                     map[graphKey]*compiled
-	seed                       uint64 // dropout masks derive from it
+	// MaxGraphs bounds the compiled graphs kept (least recently used
+	// ones are dropped and rebuilt when needed); default 8.
+	MaxGraphs int
+
+	graphs map[graphKey]*compiled
+	clock  uint64
+	seed   uint64 // dropout masks derive from it
 }
 
 type attnIDs struct{ wq, wk, wv, wo, bq, bk, bv, bo, rel int }
@@ -47,7 +52,7 @@ func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
 		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)
 	}
 	rng := data.SubRand(seed, "init")
-	m := &Transformer{Cfg: cfg, graphs: map[graphKey]*compiled{}, seed: seed}
+	m := &Transformer{Cfg: cfg, MaxGraphs: 8, graphs: map[graphKey]*compiled{}, seed: seed}
 	d, p := cfg.Dim, &m.p
 	// Embeddings N(0, 1) without the sqrt(d) factor: the same forward pass
 	// as Vaswani's N(0, 1/d) scaled by sqrt(d).

@@ -74,3 +74,30 @@ func TestModelGradient(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphEviction: dropping and rebuilding graphs changes nothing, dropout
+// masks included.
+func TestGraphEviction(t *testing.T) {
+	a, _, ex := tinyModel(t, "relative-sep", tinyRecords())
+	b, _, _ := tinyModel(t, "relative-sep", tinyRecords())
+	a.Cfg.Dropout, b.Cfg.Dropout = 0.3, 0.3
+	b.MaxGraphs = 1
+	batches := []*Batch{MakeBatch([]*Example{&ex[0]}, 2, 4), MakeBatch([]*Example{&ex[1], &ex[2]}, 2, 8)}
+	for step := 1; step <= 4; step++ {
+		bt := batches[step%2]
+		la, err := a.Loss(bt, true, 0, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, err := b.Loss(bt, true, 0, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if la != lb {
+			t.Errorf("step %d: loss %v with all graphs kept, %v with one", step, la, lb)
+		}
+	}
+	if len(b.graphs) != 1 {
+		t.Errorf("%d graphs kept, want 1", len(b.graphs))
+	}
+}
