@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,6 +162,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if o.Resume {
+		if err := trimMetrics(filepath.Join(o.Dir, MetricsFile), st.Step); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+	}
 	mf, err := os.OpenFile(filepath.Join(o.Dir, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -249,6 +255,38 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// trimMetrics drops the lines a stopped run logged after its last
+// checkpoint, so a resumed run's metrics.jsonl has each step once.
+func trimMetrics(path string, step int) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var keep []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		var m struct {
+			Step int `json:"step"`
+		}
+		if len(bytes.TrimSpace(line)) == 0 || (json.Unmarshal(line, &m) == nil && m.Step > step) {
+			continue
+		}
+		keep = append(keep, line...)
+	}
+	set := data.NewOutputSet(true)
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(keep); err != nil {
+		set.Abort()
+		return err
+	}
+	return set.Commit()
 }
 
 func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }

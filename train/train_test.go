@@ -137,9 +137,19 @@ func TestResume(t *testing.T) {
 	half := cfg
 	half.Steps = 20
 	train(t, half, Options{Dir: part})
+	// A killed run may have logged steps after its last checkpoint.
+	f, err := os.OpenFile(filepath.Join(part, MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"loss":9,"step":25}` + "\n")
+	f.Close()
 	train(t, cfg, Options{Dir: part, Resume: true})
 	sameFile(t, filepath.Join(full, ModelFile), filepath.Join(part, ModelFile))
 	sameFile(t, filepath.Join(full, OptimFile), filepath.Join(part, OptimFile))
+	if a, b := metricsOf(t, full), metricsOf(t, part); a != b {
+		t.Errorf("metrics differ:\n%s\n---\n%s", a, b)
+	}
 }
 
 // TestCheckpointRoundTrip: a run reopened from disk gives the same loss.
