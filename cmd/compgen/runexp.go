@@ -30,9 +30,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("run", "run --task length --models transformer,relative --out DIR [flags]", `
 One experiment end to end: generate a SCAN benchmark for --task, train each model,
 predict the test set (zero-shot), fine-tune on the few-shot set and predict again,
-then print exact match per model. Defaults are a small CPU budget; the model and
-optimisation flags of "compgen train" override them (--layers 3 --dim 256 --mlp 512
-for the paper's size). DIR gets data/, one run folder per model (and MODEL-ft),
+then print exact match per model. Defaults are a small CPU budget (2 layers, dim
+64, MLP 128, 300 steps, batch 32, lr 2e-3, warmup 100, max target 160), not the
+"config default" values listed below; the model and optimisation flags of
+"compgen train" override them (--layers 3 --dim 256 --mlp 512 for the paper's size). DIR gets data/, one run folder per model (and MODEL-ft),
 predictions and results.md.`, stderr)
 	var tf trainFlags
 	tf.register(fs)
