@@ -29,7 +29,7 @@ type trainFlags struct {
 // register adds the flags; their zero defaults mean "keep the config's
 // value", so the help text states the config defaults instead.
 func (f *trainFlags) register(fs *flag.FlagSet) {
-	d := train.DefaultConfig()
+	d, l := train.DefaultConfig(), defaultConfig("lstm-attention")
 	fs.StringVar(&f.model, "model", "transformer", fmt.Sprintf("model `NAME`: %v", models.VariantNames()))
 	fs.StringVar(&f.config, "config", "", "JSON `FILE` with a training config (unknown keys are errors); flags override it")
 	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("optimizer steps (config default %d)", d.Steps))
@@ -37,15 +37,15 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, "target tokens per batch (0: fixed --batch rows)")
 	fs.IntVar(&f.width, "bucket-width", 0, fmt.Sprintf("pad lengths to multiples of this (config default %d)", d.BucketWidth))
 	fs.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("peak learning rate (config default %g)", d.LR))
-	fs.IntVar(&f.warmup, "warmup", 0, fmt.Sprintf("linear warmup steps before inverse square root decay, 0: constant lr (config default %d)", d.Warmup))
+	fs.IntVar(&f.warmup, "warmup", 0, fmt.Sprintf("linear warmup steps before inverse square root decay, 0: constant lr (config default %d; LSTM models %d)", d.Warmup, l.Warmup))
 	fs.Float64Var(&f.smoothing, "label-smoothing", 0, "label smoothing")
 	fs.Float64Var(&f.clip, "clip", 0, fmt.Sprintf("global gradient-norm limit, 0: none (config default %g)", d.ClipNorm))
-	fs.Float64Var(&f.dropout, "dropout", 0, fmt.Sprintf("dropout probability (config default %g)", d.Model.Dropout))
+	fs.Float64Var(&f.dropout, "dropout", 0, fmt.Sprintf("dropout probability (config default %g; LSTM models %g)", d.Model.Dropout, l.Model.Dropout))
 	fs.IntVar(&f.evalEvery, "eval-every", 0, fmt.Sprintf("steps between dev evaluations and checkpoints (config default %d)", d.EvalEvery))
 	fs.IntVar(&f.evalLimit, "eval-limit", 0, fmt.Sprintf("dev examples decoded for exact match, 0: all (config default %d)", d.EvalLimit))
-	fs.IntVar(&f.layers, "layers", 0, fmt.Sprintf("encoder and decoder layers (config default %d)", d.Model.Layers))
+	fs.IntVar(&f.layers, "layers", 0, fmt.Sprintf("encoder and decoder layers (config default %d; LSTM models %d)", d.Model.Layers, l.Model.Layers))
 	fs.IntVar(&f.heads, "heads", 0, fmt.Sprintf("attention heads (config default %d)", d.Model.Heads))
-	fs.IntVar(&f.dim, "dim", 0, fmt.Sprintf("embedding size (config default %d)", d.Model.Dim))
+	fs.IntVar(&f.dim, "dim", 0, fmt.Sprintf("embedding size; the LSTMs' hidden size (config default %d; LSTM models %d)", d.Model.Dim, l.Model.Dim))
 	fs.IntVar(&f.mlp, "mlp", 0, fmt.Sprintf("feed-forward inner size (config default %d)", d.Model.MLPDim))
 	fs.IntVar(&f.maxSrc, "max-src", 0, fmt.Sprintf("longest source in tokens; longer ones are truncated (config default %d)", d.Model.MaxSrcLen))
 	fs.IntVar(&f.maxTgt, "max-tgt", 0, fmt.Sprintf("longest target in tokens, EOS and separators included (config default %d)", d.Model.MaxTgtLen))
@@ -109,10 +109,25 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 	return nil
 }
 
-// baseConfig is the config before flags: RUN/config.json on resume, else
-// the --config file over the defaults.
-func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (train.Config, error) {
+// defaultConfig is the config a new run starts from: the Transformer
+// setting, or for the LSTM models Keysers et al.'s sizes (hidden 512, 2
+// layers, dropout 0.4, App. E). Their LSTM has no learning-rate schedule
+// (App. E, Table 6), so warmup is 0: a constant rate. Decision: the rate
+// stays 1e-3 (Adam as for the Transformer) rather than tensor2tensor's
+// 0.03, which belongs to that framework's optimizer setting.
+func defaultConfig(model string) train.Config {
 	cfg := train.DefaultConfig()
+	if models.IsLSTM(model) {
+		cfg.Model = models.LSTMDefaultConfig(model)
+		cfg.Warmup = 0
+	}
+	return cfg
+}
+
+// baseConfig is the config before flags: RUN/config.json on resume, else
+// the --config file over the defaults of --model.
+func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (train.Config, error) {
+	cfg := defaultConfig(f.model)
 	var err error
 	switch {
 	case resume:
@@ -128,8 +143,11 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", "train --model M --train train.jsonl --dev valid.jsonl --out RUN [flags]", `
-Train a sequence-to-sequence Transformer (Shi et al. settings: Adam 0.9/0.98/1e-9,
-lr * min(1, step/warmup) * sqrt(warmup)/sqrt(max(step, warmup))). RUN gets
+Train a sequence-to-sequence model (Shi et al. settings: Adam 0.9/0.98/1e-9,
+lr * min(1, step/warmup) * sqrt(warmup)/sqrt(max(step, warmup))). Without --config,
+the LSTM models (lstm-attention, lstm-copy) start from Keysers et al.'s setting
+instead: hidden size 512, 2 layers, dropout 0.4, constant lr (warmup 0); flags
+override it and config.json records what was used. RUN gets
 config.json, vocab.json, model.safetensors (latest), best.safetensors (best dev
 exact match), optim.safetensors, state.json and metrics.jsonl. --resume continues
 a stopped run to the same weights as an uninterrupted one.`, stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,4 +66,68 @@ func TestTrainBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTrainDefaultsPerModel checks the config a new run starts from: the
+// LSTM models take Keysers et al.'s sizes unless flags or --config say
+// otherwise.
+func TestTrainDefaultsPerModel(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "cfg.json")
+	os.WriteFile(cfgFile, []byte(`{"steps": 7}`), 0o644)
+	cases := []struct {
+		name                string
+		args                []string
+		layers, dim, warmup int
+		dropout             float64
+	}{
+		{"transformer", []string{"--model", "transformer"}, 3, 256, 16000, 0.1},
+		{"default model", nil, 3, 256, 16000, 0.1},
+		{"lstm-attention", []string{"--model", "lstm-attention"}, 2, 512, 0, 0.4},
+		{"lstm-copy", []string{"--model", "lstm-copy"}, 2, 512, 0, 0.4},
+		{"flags override", []string{"--model", "lstm-copy", "--dim", "64", "--dropout", "0.2", "--warmup", "10"}, 2, 64, 10, 0.2},
+		{"config over lstm defaults", []string{"--model", "lstm-attention", "--config", cfgFile}, 2, 512, 0, 0.4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var tf trainFlags
+			fs := newFlags("train", "", "", io.Discard)
+			tf.register(fs)
+			if _, err := parseFlags(fs, c.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := tf.baseConfig(fs, dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := cfg.Model
+			if m.Layers != c.layers || m.Dim != c.dim || cfg.Warmup != c.warmup || m.Dropout != c.dropout {
+				t.Errorf("layers %d dim %d warmup %d dropout %g; want %d %d %d %g", m.Layers, m.Dim, cfg.Warmup, m.Dropout,
+					c.layers, c.dim, c.warmup, c.dropout)
+			}
+		})
+	}
+	t.Run("config.json of a run", func(t *testing.T) {
+		run := filepath.Join(dir, "run")
+		data := filepath.Join("testdata", "train-tiny.jsonl")
+		_, errs, code := runCLI(t, "train", "--model", "lstm-attention", "--train", data, "--out", run, "--steps", "1", "--dim", "8", "--batch", "4")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		b, err := os.ReadFile(filepath.Join(run, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"layers": 2`, `"dim": 8`, `"dropout": 0.4`, `"warmup": 0`, `"variant": "lstm-attention"`} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("config.json lacks %s:\n%s", want, b)
+			}
+		}
+	})
+	t.Run("help", func(t *testing.T) {
+		_, errs, code := runCLI(t, "train", "--help")
+		if code != 0 || !strings.Contains(errs, "LSTM models 512") || !strings.Contains(errs, "Keysers") {
+			t.Errorf("exit %d, help lacks the LSTM defaults:\n%s", code, errs)
+		}
+	})
 }
