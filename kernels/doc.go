@@ -1,0 +1,18 @@
+// Package kernels holds compgen's CUDA kernels (kernels/*.cu, compiled to
+// the PTX committed under kernels/ptx) and, beside each kernel, a pure-Go CPU
+// reference named XxxRef that computes bit for bit what the corresponding
+// compgen op (package ops) or Gorgonia built-in computes on the CPU, unless
+// its doc comment states a tolerance.
+//
+// The references are the contract of the GPU executor (package engine): its
+// CPU backend calls them, and its CUDA backend calls the Device launchers of
+// the same name without "Ref" (build tag cuda), which the parity tests
+// compare with the references.
+//
+// Conventions: tensors are row-major float32 slices; integer inputs (ids,
+// targets, buckets) are int32. Every Ref writes only its output slices and
+// panics (a programmer error) when a slice is shorter than its shape says.
+// The references are sequential: they define the arithmetic order, which is
+// the order the ops use, and the GPU kernels follow it where the parity
+// tests ask for bit identity.
+package kernels

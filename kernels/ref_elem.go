@@ -1,0 +1,146 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// BinOp is an elementwise binary operation of BinaryRef.
+type BinOp int32
+
+const (
+	// OpAdd: a + b (Gorgonia's + and ops.Add).
+	OpAdd BinOp = iota
+	// OpSub: a - b.
+	OpSub
+	// OpMul: a * b (Gorgonia's ⊙).
+	OpMul
+	// OpDiv: a / b.
+	OpDiv
+	// OpGreaterEq: 1 when a >= b, else 0 (Gorgonia's >= with retSame,
+	// which G.Rectify builds as x ⊙ (x >= 0)).
+	OpGreaterEq
+)
+
+// Valid reports whether op is one of the defined operations.
+func (op BinOp) Valid() bool { return op >= OpAdd && op <= OpGreaterEq }
+
+func (op BinOp) String() string {
+	if !op.Valid() {
+		return fmt.Sprintf("BinOp(%d)", int32(op))
+	}
+	return [...]string{"add", "sub", "mul", "div", "gte"}[op]
+}
+
+func binop(op BinOp, x, y float32) float32 {
+	switch op {
+	case OpAdd:
+		return x + y
+	case OpSub:
+		return x - y
+	case OpMul:
+		return x * y
+	case OpDiv:
+		return x / y
+	case OpGreaterEq:
+		if x >= y {
+			return 1
+		}
+		return 0
+	}
+	panic(fmt.Sprintf("kernels: unknown binary op %d", op))
+}
+
+// BinaryRef computes y[i] = a[i*aStride] op b[i*bStride] for i < n. A
+// stride of 0 broadcasts a scalar (Gorgonia's scalar-tensor ops, such as
+// scaling a gradient by 1/SizeOf); 1 walks the operand. y may alias a or b.
+func BinaryRef(op BinOp, n int, a []float32, aStride int, b []float32, bStride int, y []float32) {
+	for i := 0; i < n; i++ {
+		y[i] = binop(op, a[i*aStride], b[i*bStride])
+	}
+}
+
+// AddBiasRef computes y [N,D] = x + b broadcast along rows (ops.AddBias, and
+// Gorgonia's BroadcastAdd over axis 0). y may alias x.
+func AddBiasRef(n, d int, x, b, y []float32) {
+	for r := 0; r < n; r++ {
+		for j := 0; j < d; j++ {
+			y[r*d+j] = x[r*d+j] + b[j]
+		}
+	}
+}
+
+// RepeatRowsRef writes y [N,D] with every row equal to b [D] (Gorgonia's
+// Repeat along axis 0).
+func RepeatRowsRef(n, d int, b, y []float32) {
+	for r := 0; r < n; r++ {
+		copy(y[r*d:(r+1)*d], b[:d])
+	}
+}
+
+// SumChunk is the number of rows SumRowsRef adds before combining partial
+// sums, as ops' LayerNormGradBeta (ops/layernorm.go sumChunk).
+const SumChunk = 64
+
+// SumRowsRef computes y [D] = Σ over rows of x [N,D] in ops' order: rows are
+// added in chunks of SumChunk into per-chunk partial sums, which are then
+// added in chunk order. It is bit-identical to ops' LayerNormGradBeta and the
+// bias gradients of ops.AddBias and ops.Linear; Gorgonia's Σ[0] adds rows
+// sequentially and agrees within a relative 1e-6*N.
+func SumRowsRef(n, d int, x, y []float32) {
+	clear(y[:d])
+	part := make([]float32, d)
+	for c := 0; c*SumChunk < n; c++ {
+		clear(part)
+		for r := c * SumChunk; r < min((c+1)*SumChunk, n); r++ {
+			for j, v := range x[r*d : (r+1)*d] {
+				part[j] += v
+			}
+		}
+		for j, v := range part {
+			y[j] += v
+		}
+	}
+}
+
+// ReLURef computes y = max(x, 0) (ops.ReLU).
+func ReLURef(n int, x, y []float32) {
+	for i, v := range x[:n] {
+		y[i] = max(v, 0)
+	}
+}
+
+// ReLUGradRef computes dx = dy where the forward output y is not +0 and 0
+// elsewhere: ops.ReLU's backward, which tests y's bits.
+func ReLUGradRef(n int, y, dy, dx []float32) {
+	for i := 0; i < n; i++ {
+		u := math.Float32bits(y[i])
+		m := uint32(int32(u|-u) >> 31)
+		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
+	}
+}
+
+// GELU's tanh approximation constants (ops/gelu.go).
+const (
+	geluC = 0.7978845608028654 // sqrt(2/pi)
+	geluA = 0.044715
+)
+
+// GELURef computes ops.GELU (tanh approximation, evaluated in float64).
+func GELURef(n int, x, y []float32) {
+	for i := 0; i < n; i++ {
+		v := float64(x[i])
+		t := math.Tanh(geluC * (v + geluA*v*v*v))
+		y[i] = float32(0.5 * v * (1 + t))
+	}
+}
+
+// GELUGradRef computes dx = dy * GELU'(x) as ops' GELUGrad.
+func GELUGradRef(n int, x, dy, dx []float32) {
+	for i := 0; i < n; i++ {
+		v := float64(x[i])
+		t := math.Tanh(geluC * (v + geluA*v*v*v))
+		dt := (1 - t*t) * geluC * (1 + 3*geluA*v*v)
+		dx[i] = dy[i] * float32(0.5*(1+t)+0.5*v*dt)
+	}
+}

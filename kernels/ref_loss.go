@@ -1,0 +1,189 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// CEParams are the constants of ops.SoftmaxCrossEntropy.
+type CEParams struct {
+	// Ignore is the target id whose rows add no loss and get zero gradient.
+	Ignore int32
+	// Smoothing is the label-smoothing weight in [0,1).
+	Smoothing float32
+}
+
+// CheckIDs reports the first id outside [0,v) other than ignore (pass a
+// value outside [0,v), e.g. -1, to ignore nothing). The kernels assume valid
+// ids, as the ops check them first; callers check batches on the host.
+func CheckIDs(ids []int32, v int, ignore int32) error {
+	for i, id := range ids {
+		if id != ignore && (id < 0 || int(id) >= v) {
+			return fmt.Errorf("id %d at position %d outside [0,%d)", id, i, v)
+		}
+	}
+	return nil
+}
+
+// logSumExp is ops' (ops/crossentropy.go): max in float32, exp sum in float64.
+func logSumExp(row []float32) (mx, lse float32) {
+	mx = float32(math.Inf(-1))
+	for _, z := range row {
+		mx = max(mx, z)
+	}
+	var s float64
+	for _, z := range row {
+		s += math.Exp(float64(z - mx))
+	}
+	return mx, mx + float32(math.Log(s))
+}
+
+// CECount returns the number of rows whose target is not ignored.
+func CECount(t []int32, ignore int32) int {
+	c := 0
+	for _, v := range t {
+		if v != ignore {
+			c++
+		}
+	}
+	return c
+}
+
+// SoftmaxCERef computes ops.SoftmaxCrossEntropy over logits x [N,V] and
+// targets t [N] into loss[0]: the mean over non-ignored rows of
+// lse - (1-s) x[t] - s mean(x), each row's loss and the total accumulated in
+// float64 in row order (0 when every row is ignored). The GPU kernel sums the
+// rows in a tree, so it agrees within a relative 1e-6.
+func SoftmaxCERef(n, v int, p CEParams, x []float32, t []int32, loss []float32) {
+	count := CECount(t[:n], p.Ignore)
+	if count == 0 {
+		loss[0] = 0
+		return
+	}
+	eps := float64(p.Smoothing)
+	var total float64
+	for i := 0; i < n; i++ {
+		if t[i] == p.Ignore {
+			continue
+		}
+		row := x[i*v : (i+1)*v]
+		_, lse := logSumExp(row)
+		l := float64(lse) - (1-eps)*float64(row[t[i]])
+		if eps > 0 {
+			var s float64
+			for _, z := range row {
+				s += float64(z)
+			}
+			l -= eps * s / float64(v)
+		}
+		total += l
+	}
+	loss[0] = float32(total / float64(count))
+}
+
+// SoftmaxCEGradRef computes ops' GradSoftmaxCE: dx [N,V] =
+// dl[0]/count * (softmax(x) - s/V - (1-s) onehot(t)), zero on ignored rows.
+func SoftmaxCEGradRef(n, v int, p CEParams, x []float32, t []int32, dl, dx []float32) {
+	count := CECount(t[:n], p.Ignore)
+	eps := p.Smoothing
+	for i := 0; i < n; i++ {
+		d := dx[i*v : (i+1)*v]
+		if t[i] == p.Ignore {
+			clear(d)
+			continue
+		}
+		row := x[i*v : (i+1)*v]
+		_, lse := logSumExp(row)
+		scale := dl[0] / float32(count)
+		u := eps / float32(v)
+		for j, z := range row {
+			d[j] = scale * (float32(math.Exp(float64(z-lse))) - u)
+		}
+		d[t[i]] -= scale * (1 - eps)
+	}
+}
+
+// LogSoftmaxRef computes the decoder's row log-softmax (train/decode.go):
+// y = x - (max + log Σ exp(x-max)), the sum in float64.
+func LogSoftmaxRef(n, v int, x, y []float32) {
+	for r := 0; r < n; r++ {
+		row := x[r*v : (r+1)*v]
+		mx := row[0]
+		for _, z := range row {
+			mx = max(mx, z)
+		}
+		var s float64
+		for _, z := range row {
+			s += math.Exp(float64(z - mx))
+		}
+		l := float32(math.Log(s)) + mx
+		for j, z := range row {
+			y[r*v+j] = z - l
+		}
+	}
+}
+
+// LogProbAtRef computes GPT-2 scoring's log softmax(x_r)[t_r] per row
+// (models/gpt2_logprob.go logSoftmaxAt) into out [N] in float64.
+func LogProbAtRef(n, v int, x []float32, t []int32, out []float64) {
+	for r := 0; r < n; r++ {
+		row := x[r*v : (r+1)*v]
+		mx := row[0]
+		for _, z := range row {
+			mx = max(mx, z)
+		}
+		var sum float64
+		for _, z := range row {
+			sum += math.Exp(float64(z - mx))
+		}
+		out[r] = float64(row[t[r]]-mx) - math.Log(sum)
+	}
+}
+
+// Skip lists up to two token ids a row search passes over (the decoder
+// skips PAD and UNK); -1 marks an unused slot.
+type Skip [2]int32
+
+func (s Skip) has(k int) bool { return int32(k) == s[0] || int32(k) == s[1] }
+
+// ArgmaxRef writes out[r] = the greedy decoder's choice for row r of x
+// [N,V]: starting from init, the first k (not skipped) whose value is
+// strictly greater than the best so far.
+func ArgmaxRef(n, v int, x []float32, init int32, skip Skip, out []int32) {
+	for r := 0; r < n; r++ {
+		row := x[r*v : (r+1)*v]
+		best := int(init)
+		for k := range row {
+			if row[k] > row[best] && !skip.has(k) {
+				best = k
+			}
+		}
+		out[r] = int32(best)
+	}
+}
+
+// TopKRef writes the k largest values of each row of x [N,V] (skipped ids
+// excluded) in decreasing order into vals [N,k] and their ids into idx
+// [N,k]; equal values keep increasing id order (a stable sort, as the beam
+// search's). Rows with fewer than k candidates pad with -Inf and id -1.
+func TopKRef(n, v, k int, x []float32, skip Skip, vals []float32, idx []int32) {
+	ids := make([]int, 0, v)
+	for r := 0; r < n; r++ {
+		row := x[r*v : (r+1)*v]
+		ids = ids[:0]
+		for j := range row {
+			if !skip.has(j) {
+				ids = append(ids, j)
+			}
+		}
+		sort.SliceStable(ids, func(a, b int) bool { return row[ids[a]] > row[ids[b]] })
+		for j := 0; j < k; j++ {
+			if j < len(ids) {
+				vals[r*k+j], idx[r*k+j] = row[ids[j]], int32(ids[j])
+			} else {
+				vals[r*k+j], idx[r*k+j] = float32(math.Inf(-1)), -1
+			}
+		}
+	}
+}

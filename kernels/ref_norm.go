@@ -1,0 +1,194 @@
+package kernels
+
+import "math"
+
+// LayerNormEps is ops.LayerNormEps.
+const LayerNormEps = 1e-5
+
+// rowStats is ops' LayerNorm row statistics: mean and variance accumulate
+// in float64 (two passes), then convert to float32.
+func rowStats(row []float32, eps float32) (mean, rstd float32) {
+	var s float64
+	for _, v := range row {
+		s += float64(v)
+	}
+	m := s / float64(len(row))
+	var q float64
+	for _, v := range row {
+		dv := float64(v) - m
+		q += dv * dv
+	}
+	return float32(m), float32(1 / math.Sqrt(q/float64(len(row))+float64(eps)))
+}
+
+// LayerNormRef computes ops.LayerNorm: y [N,D] = (x-mean)*rstd*gamma + beta
+// per row.
+func LayerNormRef(n, d int, eps float32, x, gamma, beta, y []float32) {
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		mean, rstd := rowStats(row, eps)
+		yr := y[r*d : (r+1)*d]
+		for j, v := range row {
+			yr[j] = (v-mean)*rstd*gamma[j] + beta[j]
+		}
+	}
+}
+
+// LayerNormGradXRef computes ops' LayerNormGradX: dx [N,D] from x, gamma
+// and dy, with the row sums accumulated in float32 in column order.
+func LayerNormGradXRef(n, d int, eps float32, x, gamma, dy, dx []float32) {
+	inv := 1 / float32(d)
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		dyr := dy[r*d : (r+1)*d]
+		mean, rstd := rowStats(row, eps)
+		var sg, sgx float32
+		for j, v := range row {
+			g := dyr[j] * gamma[j]
+			sg += g
+			sgx += g * (v - mean) * rstd
+		}
+		sg *= inv
+		sgx *= inv
+		out := dx[r*d : (r+1)*d]
+		for j, v := range row {
+			xh := (v - mean) * rstd
+			out[j] = rstd * (dyr[j]*gamma[j] - sg - xh*sgx)
+		}
+	}
+}
+
+// LayerNormGradGammaRef computes ops' LayerNormGradGamma: dgamma [D] =
+// Σ_rows dy * xhat, in SumRowsRef's chunked order.
+func LayerNormGradGammaRef(n, d int, eps float32, x, dy, dgamma []float32) {
+	clear(dgamma[:d])
+	part := make([]float32, d)
+	for c := 0; c*SumChunk < n; c++ {
+		clear(part)
+		for r := c * SumChunk; r < min((c+1)*SumChunk, n); r++ {
+			row := x[r*d : (r+1)*d]
+			dyr := dy[r*d : (r+1)*d]
+			mean, rstd := rowStats(row, eps)
+			for j, v := range row {
+				part[j] += dyr[j] * (v - mean) * rstd
+			}
+		}
+		for j, v := range part {
+			dgamma[j] += v
+		}
+	}
+}
+
+// LayerNormGradBetaRef computes ops' LayerNormGradBeta: dbeta [D] = Σ_rows
+// dy (SumRowsRef).
+func LayerNormGradBetaRef(n, d int, dy, dbeta []float32) { SumRowsRef(n, d, dy, dbeta) }
+
+// AttnShape is the shape [B, H, Tq, Tk] of attention scores.
+type AttnShape struct {
+	// B is the batch size, H the number of heads, Tq and Tk the query and
+	// key lengths.
+	B, H, Tq, Tk int
+}
+
+// Len returns B*H*Tq*Tk.
+func (s AttnShape) Len() int { return s.B * s.H * s.Tq * s.Tk }
+
+// Bcast gives the extents of the first two axes of an addend [B|1, H|1,
+// Tq, Tk] of attention scores: 1 broadcasts that axis.
+type Bcast struct {
+	// B is 1 or the scores' B; H is 1 or the scores' H.
+	B, H int
+}
+
+// offset returns where row i of block (b, h) starts in an addend of extents a.
+func (a Bcast) offset(s AttnShape, b, h, i int) int {
+	bb, hh := 0, 0
+	if a.B > 1 {
+		bb = b
+	}
+	if a.H > 1 {
+		hh = h
+	}
+	return ((bb*a.H+hh)*s.Tq + i) * s.Tk
+}
+
+// AttnSoftmaxRef computes ops.AttentionSoftmax: y = softmax over the last
+// axis of x + mask + bias (added in that order, in float32), where mask
+// (extents mb) and bias (extents bb) may each be nil. Rows whose maximum is
+// -Inf (all masked) give zeros. exp is evaluated in float64 and rounded,
+// the sum accumulates in float32.
+func AttnSoftmaxRef(s AttnShape, x, mask []float32, mb Bcast, bias []float32, bb Bcast, y []float32) {
+	negInf := float32(math.Inf(-1))
+	for b := 0; b < s.B; b++ {
+		for h := 0; h < s.H; h++ {
+			for i := 0; i < s.Tq; i++ {
+				off := ((b*s.H+h)*s.Tq + i) * s.Tk
+				yr := y[off : off+s.Tk]
+				copy(yr, x[off:off+s.Tk])
+				if mask != nil {
+					o := mb.offset(s, b, h, i)
+					for j, v := range mask[o : o+s.Tk] {
+						yr[j] += v
+					}
+				}
+				if bias != nil {
+					o := bb.offset(s, b, h, i)
+					for j, v := range bias[o : o+s.Tk] {
+						yr[j] += v
+					}
+				}
+				mx := negInf
+				for _, v := range yr {
+					mx = max(mx, v)
+				}
+				if mx == negInf {
+					clear(yr)
+					continue
+				}
+				var sum float32
+				for j, v := range yr {
+					e := float32(math.Exp(float64(v - mx)))
+					yr[j] = e
+					sum += e
+				}
+				inv := 1 / sum
+				for j := range yr {
+					yr[j] *= inv
+				}
+			}
+		}
+	}
+}
+
+// AttnSoftmaxGradRef computes ops' AttnSoftmaxGrad over rows rows of
+// length tk: ds = p * (dp - Σ p*dp), the dot accumulated in float32.
+func AttnSoftmaxGradRef(rows, tk int, p, dp, ds []float32) {
+	for r := 0; r < rows; r++ {
+		pr, dr, sr := p[r*tk:(r+1)*tk], dp[r*tk:(r+1)*tk], ds[r*tk:(r+1)*tk]
+		var dot float32
+		for j, v := range pr {
+			dot += v * dr[j]
+		}
+		for j, v := range pr {
+			sr[j] = v * (dr[j] - dot)
+		}
+	}
+}
+
+// SumToRef computes ops' SumTo: y with extents to = Σ of x [B,H,Tq,Tk] over
+// the broadcast axes, adding blocks in (b, h) order.
+func SumToRef(s AttnShape, to Bcast, x, y []float32) {
+	clear(y[:to.B*to.H*s.Tq*s.Tk])
+	for b := 0; b < s.B; b++ {
+		for h := 0; h < s.H; h++ {
+			for i := 0; i < s.Tq; i++ {
+				off := ((b*s.H+h)*s.Tq + i) * s.Tk
+				o := to.offset(s, b, h, i)
+				dst := y[o : o+s.Tk]
+				for j, v := range x[off : off+s.Tk] {
+					dst[j] += v
+				}
+			}
+		}
+	}
+}
