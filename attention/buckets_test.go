@@ -24,14 +24,17 @@ func TestBucket(t *testing.T) {
 		{"bi future 7", -7, true, 23},
 		{"bi future 16", -16, true, 26},
 		{"bi future far", -500, true, 31},
+		{"bi future farther", -1000, true, 31},
 		// Causal, 32 buckets: 16 exact, log-spaced to 128.
 		{"causal same", 0, false, 0},
 		{"causal past 15", 15, false, 15},
 		{"causal past 16", 16, false, 16},
+		{"causal past 20", 20, false, 17},
 		{"causal past 32", 32, false, 21}, // 16 + floor(log(2)/log(8)*16) = 16 + 5
 		{"causal past 64", 64, false, 26}, // 16 + floor(2/3*16) = 16 + 10
 		{"causal past 127", 127, false, 31},
 		{"causal past 128 clipped", 128, false, 31},
+		{"causal past far", 500, false, 31},
 		{"causal future", -3, false, 0},
 	}
 	for _, c := range cases {

@@ -8,6 +8,8 @@ package models
 import (
 	"fmt"
 	"sort"
+
+	"compgen/attention"
 )
 
 // Config describes one Transformer. Every field is saved in the run's
@@ -114,14 +116,12 @@ func (c *Config) Validate() error {
 	if _, ok := Variants[c.Variant]; !ok {
 		return fmt.Errorf("model: unknown variant %q (known: %v)", c.Variant, VariantNames())
 	}
-	switch c.Mask {
-	case "causal":
-	case "sep-full", "sep-to-sep-and-last", "sep-to-last":
-		if !c.Separators {
-			return fmt.Errorf("model: mask %q needs separators", c.Mask)
-		}
-	default:
-		return fmt.Errorf("model: unknown mask %q", c.Mask)
+	mask, err := attention.ParseMask(c.Mask)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if mask.Decompositional() && !c.Separators {
+		return fmt.Errorf("model: mask %q needs separators", c.Mask)
 	}
 	return nil
 }

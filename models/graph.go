@@ -7,6 +7,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"compgen/attention"
 	"compgen/ops"
 )
 
@@ -193,7 +194,7 @@ func fillPos(dst []float32, B, T, D int) {
 func fillRel(dst []int, tq, tk int, bidirectional bool, cfg Config) {
 	for i := 0; i < tq; i++ {
 		for j := 0; j < tk; j++ {
-			dst[i*tk+j] = RelBucket(j-i, bidirectional, cfg.RelBuckets, cfg.RelMaxDistance)
+			dst[i*tk+j] = attention.Bucket(i-j, bidirectional, cfg.RelBuckets, cfg.RelMaxDistance)
 		}
 	}
 }
@@ -221,15 +222,17 @@ func fillPadBias(dst []float32, B, tq, tk int, nq, nk []int) {
 // ids [B*T] with nq[b] real positions per row.
 func fillDecBias(dst []float32, kind string, ids []int, B, T int, nq []int) error {
 	for b := 0; b < B; b++ {
-		ok, err := DecoderMask(kind, ids[b*T:(b+1)*T], nq[b])
+		ok, err := decoderAllowed(kind, ids[b*T:(b+1)*T], nq[b])
 		if err != nil {
 			return err
 		}
-		for i, a := range ok {
-			if a {
-				dst[b*T*T+i] = 0
-			} else {
-				dst[b*T*T+i] = negInf
+		for i, row := range ok {
+			for j, a := range row {
+				if a {
+					dst[(b*T+i)*T+j] = 0
+				} else {
+					dst[(b*T+i)*T+j] = negInf
+				}
 			}
 		}
 	}

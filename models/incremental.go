@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 
+	"compgen/attention"
 	"compgen/ops"
 )
 
@@ -234,7 +235,7 @@ func (s *incState) Step(tokens []int) ([]float32, error) {
 		if l.self.rel >= 0 {
 			tab := m.p.Data(l.self.rel) // [buckets, H]
 			bias = func(h, j int) float32 {
-				return tab[RelBucket(j-t, false, c.RelBuckets, c.RelMaxDistance)*c.Heads+h]
+				return tab[attention.Bucket(t-j, false, c.RelBuckets, c.RelMaxDistance)*c.Heads+h]
 			}
 		}
 		a := s.attend(q, cache.k, cache.v, s.maxLen, func(int) int { return t + 1 },
@@ -264,7 +265,7 @@ func add(x, y []float32) {
 	}
 }
 
-// decoderMaskRow is the last row of DecoderMask over x.
+// decoderMaskRow is the last row of the decoder mask over x.
 func decoderMaskRow(kind string, x []int) ([]bool, error) {
 	if kind == "causal" {
 		row := make([]bool, len(x))
@@ -273,10 +274,9 @@ func decoderMaskRow(kind string, x []int) ([]bool, error) {
 		}
 		return row, nil
 	}
-	full, err := DecoderMask(kind, x, len(x))
+	full, err := decoderAllowed(kind, x, len(x))
 	if err != nil {
 		return nil, err
 	}
-	n := len(x)
-	return full[(n-1)*n:], nil
+	return full[len(x)-1], nil
 }

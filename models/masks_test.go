@@ -1,79 +1,82 @@
 package models
 
 import (
-	"fmt"
-	"strings"
+	"math"
 	"testing"
 )
 
-// TestDecoderMask checks the three decompositional masks (Shi et al. §4)
-// on the decoder input <start> WALK SEP JUMP JUMP SEP, written by hand
-// from the definition.
-func TestDecoderMask(t *testing.T) {
+// The mask matrices themselves are pinned in package attention; these tests
+// pin how models turns decoder input ids into attention's flags.
+
+// TestDecoderBias: SepID marks separators, positions from each row's
+// length on are padding (whatever their ids), and the additive bias is 0
+// where attention is allowed and -Inf elsewhere.
+func TestDecoderBias(t *testing.T) {
 	const w, j = 10, 11
-	x := []int{StartID, w, SepID, j, j, SepID}
-	cases := []struct{ kind, want string }{
-		{"causal", "100000 110000 111000 111100 111110 111111"},
-		{"sep-full", "100000 110000 111000 001100 001110 111111"},
-		{"sep-to-last", "100000 110000 011000 001100 001110 010011"},
-		{"sep-to-sep-and-last", "100000 110000 111000 001100 001110 111011"},
+	// Row 0: <start> WALK SEP JUMP JUMP SEP. Row 1: <start> WALK SEP, then
+	// two positions beyond its length holding ids that are not padding.
+	ids := []int{StartID, w, SepID, j, j, SepID, StartID, w, SepID, SepID, j, PadID}
+	cases := []struct {
+		kind string
+		want [2]string
+	}{
+		{"causal", [2]string{"100000 110000 111000 111100 111110 111111", "100000 110000 111000 000000 000000 000000"}},
+		{"sep-to-last", [2]string{"100000 110000 011000 001100 001110 010011", "100000 110000 011000 000000 000000 000000"}},
 	}
 	for _, c := range cases {
 		t.Run(c.kind, func(t *testing.T) {
-			m, err := DecoderMask(c.kind, x, len(x))
+			dst := make([]float32, 2*6*6)
+			if err := fillDecBias(dst, c.kind, ids, 2, 6, []int{6, 3}); err != nil {
+				t.Fatal(err)
+			}
+			for b := range 2 {
+				if got := biasString(dst[b*36:(b+1)*36], 6); got != c.want[b] {
+					t.Errorf("row %d: got  %s\nwant %s", b, got, c.want[b])
+				}
+			}
+		})
+	}
+	if err := fillDecBias(make([]float32, 36), "nope", ids[:6], 1, 6, []int{6}); err == nil {
+		t.Error("unknown mask accepted")
+	}
+}
+
+// TestDecoderMaskRow: the incremental decoder's row is the last row of the
+// full mask.
+func TestDecoderMaskRow(t *testing.T) {
+	x := []int{StartID, 10, SepID, 11, 11, SepID}
+	for _, kind := range []string{"causal", "sep-full", "sep-to-sep-and-last", "sep-to-last"} {
+		full, err := decoderAllowed(kind, x, len(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= len(x); n++ {
+			row, err := decoderMaskRow(kind, x[:n])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := maskString(m, len(x)); got != c.want {
-				t.Errorf("got  %s\nwant %s", got, c.want)
+			for j := range row {
+				if row[j] != full[n-1][j] {
+					t.Errorf("%s: prefix %d, key %d: row %v, full mask %v", kind, n, j, row[j], full[n-1][j])
+				}
 			}
-		})
+		}
 	}
-	t.Run("padding", func(t *testing.T) {
-		m, _ := DecoderMask("sep-to-last", append(x[:3:3], PadID, PadID), 3)
-		if got, want := maskString(m, 5), "10000 11000 01100 00000 00000"; got != want {
-			t.Errorf("got %s, want %s", got, want)
-		}
-	})
-	t.Run("unknown", func(t *testing.T) {
-		if _, err := DecoderMask("nope", x, len(x)); err == nil {
-			t.Error("no error for an unknown mask")
-		}
-	})
 }
 
-func maskString(m []bool, T int) string {
-	var rows []string
-	for i := 0; i < T; i++ {
-		var b strings.Builder
-		for j := 0; j < T; j++ {
-			if m[i*T+j] {
-				b.WriteByte('1')
+func biasString(v []float32, T int) string {
+	s := make([]byte, 0, T*(T+1))
+	for i := range T {
+		if i > 0 {
+			s = append(s, ' ')
+		}
+		for j := range T {
+			if math.IsInf(float64(v[i*T+j]), -1) {
+				s = append(s, '0')
 			} else {
-				b.WriteByte('0')
+				s = append(s, '1')
 			}
 		}
-		rows = append(rows, b.String())
 	}
-	return strings.Join(rows, " ")
-}
-
-// TestRelBucket checks T5 buckets (32 buckets, maximum distance 128).
-func TestRelBucket(t *testing.T) {
-	cases := []struct {
-		rel  int
-		bi   bool
-		want int
-	}{
-		{0, true, 0}, {-1, true, 1}, {1, true, 17}, {-7, true, 7}, {-8, true, 8},
-		{-128, true, 15}, {-1000, true, 15}, {1000, true, 31},
-		{5, false, 0}, {-15, false, 15}, {-16, false, 16}, {-20, false, 17}, {-500, false, 31},
-	}
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%d/%v", c.rel, c.bi), func(t *testing.T) {
-			if got := RelBucket(c.rel, c.bi, 32, 128); got != c.want {
-				t.Errorf("RelBucket(%d, %v) = %d, want %d", c.rel, c.bi, got, c.want)
-			}
-		})
-	}
+	return string(s)
 }

@@ -172,7 +172,8 @@ func (b *builder) layerNorm(x *G.Node, ids [2]int) *G.Node {
 // attention is multi-head attention of queries xq [B*Tq, D] over keys and
 // values xkv [B*Tk, D]; bias [B, 1, Tq, Tk] is the additive mask (0 or
 // -Inf). Layers with a relative table add its learned bias per head over
-// buckets (RelBucket; bidirectional in the encoder, causal in the decoder).
+// buckets (attention.Bucket; bidirectional in the encoder, causal in the
+// decoder).
 func (b *builder) attention(xq, xkv *G.Node, a attnIDs, bsz, tq, tk int, bias *G.Node, bidirectional bool) *G.Node {
 	if b.err != nil {
 		return xq
