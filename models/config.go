@@ -48,6 +48,15 @@ type Config struct {
 	// SrcVocab and TgtVocab are the vocabulary sizes, set from the data.
 	SrcVocab int `json:"src_vocab"`
 	TgtVocab int `json:"tgt_vocab"`
+	// Encoder is the LSTM models' encoder: "lstm" (bidirectional LSTM; also
+	// when empty) or "transformer" (Transformer encoder layers of width Dim
+	// and feed-forward size MLPDim, see lstm_tenc.go). Empty for the
+	// Transformer models.
+	Encoder string `json:"encoder,omitempty"`
+	// EncoderLayers is the number of "transformer" encoder layers (0: Layers).
+	EncoderLayers int `json:"encoder_layers,omitempty"`
+	// EncoderHeads is the attention heads of the "transformer" encoder.
+	EncoderHeads int `json:"encoder_heads,omitempty"`
 }
 
 // DefaultConfig is the paper-size model: 3 layers, 4 heads, embedding 256,
@@ -115,6 +124,9 @@ func (c *Config) Validate() error {
 	}
 	if _, ok := Variants[c.Variant]; !ok {
 		return fmt.Errorf("model: unknown variant %q (known: %v)", c.Variant, VariantNames())
+	}
+	if err := c.validateEncoder(); err != nil {
+		return err
 	}
 	mask, err := attention.ParseMask(c.Mask)
 	if err != nil {

@@ -52,9 +52,11 @@ type LSTM struct {
 	srcEmb, tgtEmb int
 	enc            [][2]cellIDs // [layer][forward, backward]
 	dec            []cellIDs
-	wq, wk, ba, va int // attention: query [H, A], key [2H, A], bias [A], v [A]
-	outW, outB     int // [3H, V], [V]
-	gateW, gateB   int // copy gate [3H+E, 1], [1]
+	tenc           *tEncoder // the Transformer encoder; nil: the BiLSTM
+	memW           int       // memory width: 2·Dim (BiLSTM) or Dim
+	wq, wk, ba, va int       // attention: query [H, A], key [2H, A], bias [A], v [A]
+	outW, outB     int       // [3H, V], [V]
+	gateW, gateB   int       // copy gate [3H+E, 1], [1]
 	cache          *decodeCache
 }
 
@@ -64,11 +66,53 @@ type cellIDs struct{ w, b int }
 func IsLSTM(variant string) bool { return variant == "lstm-attention" || variant == "lstm-copy" }
 
 // LSTMDefaultConfig is Keysers et al.'s LSTM+attention setting (App. E):
-// hidden size 512, 2 layers, dropout 0.4.
+// hidden size 512, 2 layers, dropout 0.4, the bidirectional LSTM encoder.
+// Should the encoder be switched to "transformer", it has as many layers
+// and 8 heads of 64 dimensions (Vaswani et al.'s head size).
 func LSTMDefaultConfig(variant string) Config {
 	c := DefaultConfig()
 	c.Variant, c.Dim, c.Layers, c.Dropout = variant, 512, 2, 0.4
+	c.Encoder, c.EncoderHeads = "lstm", 8
 	return c
+}
+
+// Encoder names for Config.Encoder.
+const (
+	EncoderLSTM        = "lstm"
+	EncoderTransformer = "transformer"
+)
+
+// validateEncoder checks the encoder fields (Config.Validate calls it).
+func (c *Config) validateEncoder() error {
+	switch c.Encoder {
+	case "", EncoderLSTM:
+		if c.Encoder != "" && !IsLSTM(c.Variant) {
+			return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
+		}
+		return nil
+	case EncoderTransformer:
+	default:
+		return fmt.Errorf("model: unknown encoder %q (known: %s, %s)", c.Encoder, EncoderLSTM, EncoderTransformer)
+	}
+	switch {
+	case !IsLSTM(c.Variant):
+		return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
+	case c.EncoderLayers < 0:
+		return fmt.Errorf("model: encoder_layers %d < 0", c.EncoderLayers)
+	case c.EncoderHeads < 1 || c.Dim%c.EncoderHeads != 0:
+		return fmt.Errorf("model: dim %d must be a positive multiple of encoder_heads %d", c.Dim, c.EncoderHeads)
+	case c.Relative:
+		return fmt.Errorf("model: the LSTM models' Transformer encoder has no relative attention")
+	}
+	return nil
+}
+
+// encoderLayers is the number of Transformer encoder layers.
+func (c *Config) encoderLayers() int {
+	if c.EncoderLayers == 0 {
+		return c.Layers
+	}
+	return c.EncoderLayers
 }
 
 // NewLSTM makes an lstm-attention or lstm-copy model with weights drawn
@@ -99,7 +143,14 @@ func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
 	}
 	rng := data.SubRand(seed, "init")
 	H, p := cfg.Dim, &m.p
-	m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 0.1))
+	m.memW = 2 * H
+	if cfg.Encoder == EncoderTransformer {
+		// The Transformer's embedding scale: N(0, 1), positions added.
+		m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 1))
+		m.memW = H
+	} else {
+		m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 0.1))
+	}
 	m.tgtEmb = p.Add("tgt_emb", tensor.Shape{cfg.TgtVocab, H}, normal(rng, 0.1))
 	cell := func(name string, in int) cellIDs {
 		return cellIDs{
@@ -107,7 +158,7 @@ func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
 			b: p.Add(name+".b", tensor.Shape{4 * H}, forgetBias(H)),
 		}
 	}
-	for l := 0; l < cfg.Layers; l++ {
+	for l := 0; l < cfg.Layers && m.memW == 2*H; l++ {
 		in := 2 * H
 		if l == 0 {
 			in = H
@@ -115,17 +166,21 @@ func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
 		n := "enc" + strconv.Itoa(l)
 		m.enc = append(m.enc, [2]cellIDs{cell(n+".fwd", in), cell(n+".bwd", in)})
 	}
+	if m.memW == H {
+		m.tenc = newTEncoder(p, rng, cfg)
+	}
+	W := m.memW
 	for l := 0; l < cfg.Layers; l++ {
 		m.dec = append(m.dec, cell("dec"+strconv.Itoa(l), H))
 	}
 	m.wq = p.Add("attn.wq", tensor.Shape{H, H}, xavier(rng, H, H))
-	m.wk = p.Add("attn.wk", tensor.Shape{2 * H, H}, xavier(rng, 2*H, H))
+	m.wk = p.Add("attn.wk", tensor.Shape{W, H}, xavier(rng, W, H))
 	m.ba = p.Add("attn.b", tensor.Shape{H}, constant(0))
 	m.va = p.Add("attn.v", tensor.Shape{H}, xavier(rng, H, 1))
-	m.outW = p.Add("out.w", tensor.Shape{3 * H, cfg.TgtVocab}, xavier(rng, 3*H, cfg.TgtVocab))
+	m.outW = p.Add("out.w", tensor.Shape{H + W, cfg.TgtVocab}, xavier(rng, H+W, cfg.TgtVocab))
 	m.outB = p.Add("out.b", tensor.Shape{cfg.TgtVocab}, constant(0))
 	if m.Copy {
-		m.gateW = p.Add("copy.w", tensor.Shape{4 * H, 1}, xavier(rng, 4*H, 1))
+		m.gateW = p.Add("copy.w", tensor.Shape{2*H + W, 1}, xavier(rng, 2*H+W, 1))
 		m.gateB = p.Add("copy.b", tensor.Shape{1}, constant(0))
 	}
 	return m, nil

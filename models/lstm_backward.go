@@ -5,12 +5,13 @@ package models
 // model's gradient buffers.
 func (f *lstmPass) backward() {
 	m, H, B, S, T, V := f.m, f.m.Cfg.Dim, f.B, f.S, f.T, f.m.Cfg.TgtVocab
-	R := len(f.rows)
+	R, W := len(f.rows), m.memW
+	O, Gn := H+W, 2*H+W // widths of [h; ctx] and of the gate input
 	g := func(i int) []float32 { return m.p.Grads[i] }
 
-	dO := make([]float32, R*3*H) // [R, 3H]
-	gemm(true, false, 3*H, V, R, 1, f.o, f.dLogits, 1, g(m.outW))
-	gemm(false, true, R, 3*H, V, 1, f.dLogits, m.p.Data(m.outW), 0, dO)
+	dO := make([]float32, R*O) // [R, H+W]
+	gemm(true, false, O, V, R, 1, f.o, f.dLogits, 1, g(m.outW))
+	gemm(false, true, R, O, V, 1, f.dLogits, m.p.Data(m.outW), 0, dO)
 	for r := 0; r < R; r++ {
 		for k, v := range f.dLogits[r*V : (r+1)*V] {
 			g(m.outB)[k] += v
@@ -22,38 +23,38 @@ func (f *lstmPass) backward() {
 		for r := 0; r < R; r++ {
 			dz := f.dPgen[r] * f.pgen[r] * (1 - f.pgen[r])
 			g(m.gateB)[0] += dz
-			gin := f.gin[r*4*H : (r+1)*4*H]
+			gin := f.gin[r*Gn : (r+1)*Gn]
 			for i := range gin {
 				g(m.gateW)[i] += dz * gin[i]
 			}
-			for i := 0; i < 3*H; i++ {
-				dO[r*3*H+i] += dz * gw[i]
+			for i := 0; i < O; i++ {
+				dO[r*O+i] += dz * gw[i]
 			}
 			for i := 0; i < H; i++ {
-				dEmbQ[r*H+i] += dz * gw[3*H+i]
+				dEmbQ[r*H+i] += dz * gw[O+i]
 			}
 		}
 	}
 	applyMask(dO, f.oDrop)
 
 	// Attention: e_j = v·tanh(q + k_j + b), a = softmax(e), ctx = Σ a_j mem_j.
-	dHq := make([]float32, R*H)      // [R, H]
-	dQ := make([]float32, R*H)       // [R, H]
-	dKeys := make([]float32, B*S*H)  // [B*S, H]
-	dMem := make([]float32, B*S*2*H) // [B*S, 2H]
+	dHq := make([]float32, R*H)     // [R, H]
+	dQ := make([]float32, R*H)      // [R, H]
+	dKeys := make([]float32, B*S*H) // [B*S, H]
+	dMem := make([]float32, B*S*W)  // [B*S, W]
 	va, ba := m.p.Data(m.va), m.p.Data(m.ba)
 	dVa, dBa := g(m.va), g(m.ba)
 	da := make([]float32, S)
 	for r, row := range f.rows {
 		b := row / T
 		n := f.srcLen[b]
-		copy(dHq[r*H:(r+1)*H], dO[r*3*H:r*3*H+H])
-		dctx := dO[r*3*H+H : (r+1)*3*H]
+		copy(dHq[r*H:(r+1)*H], dO[r*O:r*O+H])
+		dctx := dO[r*O+H : (r+1)*O]
 		a := f.att[r*S : r*S+n]
 		var sum float32
 		for j := 0; j < n; j++ {
-			mj := f.mem[(b*S+j)*2*H : (b*S+j+1)*2*H]
-			dm := dMem[(b*S+j)*2*H : (b*S+j+1)*2*H]
+			mj := f.mem[(b*S+j)*W : (b*S+j+1)*W]
+			dm := dMem[(b*S+j)*W : (b*S+j+1)*W]
 			var d float32
 			for i := range dctx {
 				d += dctx[i] * mj[i]
@@ -84,8 +85,8 @@ func (f *lstmPass) backward() {
 	}
 	gemm(true, false, H, H, R, 1, f.hq, dQ, 1, g(m.wq))
 	gemm(false, true, R, H, H, 1, dQ, m.p.Data(m.wq), 1, dHq)
-	gemm(true, false, 2*H, H, B*S, 1, f.mem, dKeys, 1, g(m.wk))
-	gemm(false, true, B*S, 2*H, H, 1, dKeys, m.p.Data(m.wk), 1, dMem)
+	gemm(true, false, W, H, B*S, 1, f.mem, dKeys, 1, g(m.wk))
+	gemm(false, true, B*S, W, H, 1, dKeys, m.p.Data(m.wk), 1, dMem)
 
 	// Decoder stack, top to bottom.
 	dhs := make([][]float32, T)
@@ -125,7 +126,18 @@ func (f *lstmPass) backward() {
 		}
 	}
 
-	// Encoder stack, top to bottom; both directions read the same input.
+	if m.tenc != nil {
+		f.backwardTransformer(dMem)
+		return
+	}
+	f.backwardBiLSTM(dMem)
+}
+
+// backwardBiLSTM takes the gradient of the memory [B*S, 2H] through the
+// encoder stack, top to bottom; both directions read the same input.
+func (f *lstmPass) backwardBiLSTM(dMem []float32) {
+	m, H, B, S := f.m, f.m.Cfg.Dim, f.B, f.S
+	g := func(i int) []float32 { return m.p.Grads[i] }
 	dhf, dhb := make([][]float32, S), make([][]float32, S)
 	for t := 0; t < S; t++ {
 		dhf[t], dhb[t] = make([]float32, B*H), make([]float32, B*H) // [B, H]

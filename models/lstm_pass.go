@@ -20,7 +20,8 @@ type lstmPass struct {
 	srcDrop   [][]float32   // [S][B*H] embedding dropout masks
 	encRuns   [][2]*lstmRun // [layer][direction]
 	encInDrop [][][]float32 // [layer][S][B*2H] masks on inputs of layers > 0
-	mem       []float32     // [B*S, 2H] top encoder states
+	tenc      *tEncCache    // the Transformer encoder's state (lstm_tenc.go)
+	mem       []float32     // [B*S, W] encoder output (W: LSTM.memW)
 	keys      []float32     // [B*S, H] mem·Wk
 
 	decIDs    []int         // [B*T] decoder inputs, copy ids read as UNK
@@ -34,10 +35,10 @@ type lstmPass struct {
 	hq     []float32 // [R, H] decoder states of the query rows
 	q      []float32 // [R, H] hq·Wq
 	att    []float32 // [R, S] attention weights (0 beyond the source)
-	o      []float32 // [R, 3H] [h; ctx] after dropout
-	oDrop  []float32 // [R, 3H]
+	o      []float32 // [R, H+W] [h; ctx] after dropout
+	oDrop  []float32 // [R, H+W]
 	logits []float32 // [R, V]
-	gin    []float32 // [R, 4H] copy gate input [o; embedding]
+	gin    []float32 // [R, 2H+W] copy gate input [o; embedding]
 	pgen   []float32 // [R] generation probability
 
 	dLogits  []float32 // [R, V] seeds of the backward pass
@@ -91,6 +92,12 @@ func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
 				f.embIDs[i] = UnkID
 			}
 		}
+	}
+	if m.tenc != nil {
+		f.encodeTransformer()
+		f.keys = make([]float32, B*S*H) // [B*S, H]
+		gemm(false, false, B*S, H, H, 1, f.mem, m.p.Data(m.wk), 0, f.keys)
+		return
 	}
 	masks := make([][]float32, S)
 	xs := make([][]float32, S)
@@ -146,7 +153,7 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 	m, H, B, S, V := f.m, f.m.Cfg.Dim, f.B, f.S, f.m.Cfg.TgtVocab
 	if f.keys == nil {
 		f.keys = make([]float32, B*S*H) // [B*S, H]
-		gemm(false, false, B*S, H, 2*H, 1, f.mem, m.p.Data(m.wk), 0, f.keys)
+		gemm(false, false, B*S, H, m.memW, 1, f.mem, m.p.Data(m.wk), 0, f.keys)
 	}
 	f.T, f.rows = T, rows
 	f.decIDs = make([]int, B*T)
@@ -193,6 +200,8 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 // the query rows from the top decoder states hd.
 func (f *lstmPass) attendOutput() {
 	m, H, S, V, T, rows := f.m, f.m.Cfg.Dim, f.S, f.m.Cfg.TgtVocab, f.T, f.rows
+	W := m.memW
+	O, Gn := H+W, 2*H+W // widths of [h; ctx] and of the gate input
 	R := len(rows)
 	f.hq = make([]float32, R*H) // [R, H]
 	for r, row := range rows {
@@ -201,7 +210,7 @@ func (f *lstmPass) attendOutput() {
 	f.q = make([]float32, R*H) // [R, H]
 	gemm(false, false, R, H, H, 1, f.hq, m.p.Data(m.wq), 0, f.q)
 	f.att = make([]float32, R*S) // [R, S]
-	f.o = make([]float32, R*3*H) // [R, 3H]
+	f.o = make([]float32, R*O)   // [R, H+W]
 	va, ba := m.p.Data(m.va), m.p.Data(m.ba)
 	for r, row := range rows {
 		b := row / T
@@ -217,11 +226,11 @@ func (f *lstmPass) attendOutput() {
 			a[j] = e
 		}
 		softmaxInPlace(a)
-		or := f.o[r*3*H : (r+1)*3*H]
+		or := f.o[r*O : (r+1)*O]
 		copy(or, f.hq[r*H:(r+1)*H])
 		ctx := or[H:]
 		for j := 0; j < n; j++ {
-			mj := f.mem[(b*S+j)*2*H : (b*S+j+1)*2*H]
+			mj := f.mem[(b*S+j)*W : (b*S+j+1)*W]
 			for i := range ctx {
 				ctx[i] += a[j] * mj[i]
 			}
@@ -233,18 +242,18 @@ func (f *lstmPass) attendOutput() {
 	for r := 0; r < R; r++ {
 		copy(f.logits[r*V:(r+1)*V], ob)
 	}
-	gemm(false, false, R, V, 3*H, 1, f.o, m.p.Data(m.outW), 1, f.logits)
+	gemm(false, false, R, V, O, 1, f.o, m.p.Data(m.outW), 1, f.logits)
 	if !m.Copy {
 		return
 	}
-	f.gin = make([]float32, R*4*H) // [R, 4H]
+	f.gin = make([]float32, R*Gn) // [R, 2H+W]
 	f.pgen = make([]float32, R)
 	gw, gb := m.p.Data(m.gateW), m.p.Data(m.gateB)[0]
 	for r, row := range rows {
-		g := f.gin[r*4*H : (r+1)*4*H]
-		copy(g, f.o[r*3*H:(r+1)*3*H])
+		g := f.gin[r*Gn : (r+1)*Gn]
+		copy(g, f.o[r*O:(r+1)*O])
 		t, b := row%T, row/T
-		copy(g[3*H:], f.tgtX[t][b*H:(b+1)*H])
+		copy(g[O:], f.tgtX[t][b*H:(b+1)*H])
 		z := gb
 		for i, v := range g {
 			z += v * gw[i]

@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"compgen/data"
@@ -80,10 +81,17 @@ func tinyVocab() *Vocab {
 
 func tinyLSTM(t *testing.T, variant string, dropout float64) (*LSTM, *Batch) {
 	t.Helper()
+	return tinyLSTMWith(t, variant, dropout, func(*Config) {})
+}
+
+// tinyLSTMWith is tinyLSTM with edit applied to its config.
+func tinyLSTMWith(t *testing.T, variant string, dropout float64, edit func(*Config)) (*LSTM, *Batch) {
+	t.Helper()
 	v := tinyVocab()
 	cfg := DefaultConfig()
 	cfg.Variant, cfg.Dim, cfg.Layers, cfg.Heads, cfg.Dropout = variant, 4, 2, 1, dropout
 	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
+	edit(&cfg)
 	m, err := NewLSTM(cfg, 3, v)
 	if err != nil {
 		t.Fatal(err)
@@ -143,9 +151,15 @@ func TestLSTMDropoutDeterministic(t *testing.T) {
 // TestLSTMLogitsMatchLoss checks that the decoding path (Encode, Logits)
 // computes the same distribution as the training path.
 func TestLSTMLogitsMatchLoss(t *testing.T) {
-	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+	for _, variant := range []string{"lstm-attention", "lstm-copy", "lstm-copy/transformer"} {
 		t.Run(variant, func(t *testing.T) {
-			m, bt := tinyLSTM(t, variant, 0)
+			var m *LSTM
+			var bt *Batch
+			if name, ok := strings.CutSuffix(variant, "/transformer"); ok {
+				m, bt = tinyTEncLSTM(t, name, 0)
+			} else {
+				m, bt = tinyLSTM(t, variant, 0)
+			}
 			mem, err := m.Encode(bt.Src, bt.B, bt.S)
 			if err != nil {
 				t.Fatal(err)
@@ -205,9 +219,15 @@ func TestNewLSTMErrors(t *testing.T) {
 // TestLSTMDecodeCache: logits from cached decoder states, with rows
 // reordered as beam search does, equal a rerun over the whole prefix.
 func TestLSTMDecodeCache(t *testing.T) {
-	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+	for _, variant := range []string{"lstm-attention", "lstm-copy", "lstm-copy/transformer"} {
 		t.Run(variant, func(t *testing.T) {
-			m, bt := tinyLSTM(t, variant, 0)
+			var m *LSTM
+			var bt *Batch
+			if name, ok := strings.CutSuffix(variant, "/transformer"); ok {
+				m, bt = tinyTEncLSTM(t, name, 0)
+			} else {
+				m, bt = tinyLSTM(t, variant, 0)
+			}
 			one, err := m.Encode(bt.Src[:bt.S], 1, bt.S)
 			if err != nil {
 				t.Fatal(err)

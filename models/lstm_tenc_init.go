@@ -1,0 +1,61 @@
+package models
+
+import (
+	"fmt"
+	"strings"
+)
+
+// InitEncoder copies the encoder of a trained Transformer t (vocabulary
+// tv) into m's Transformer encoder (vocabulary v): the pretrained encoder Bogin et al.
+// (2022, §5.3) put under the copying decoder. The layer weights are copied
+// by name; the source embeddings by token, so the two runs' vocabularies
+// need not agree: rows of tokens t does not know keep their
+// initialisation. It returns how many of m's source tokens (specials
+// included) were found. The sizes (width, layers, heads, feed-forward) must
+// match; relative attention is refused, since this encoder uses sinusoidal
+// positions.
+func (m *LSTM) InitEncoder(t *Transformer, tv, v *Vocab) (found int, err error) {
+	c, tc := m.Cfg, t.Cfg
+	switch {
+	case m.tenc == nil:
+		return 0, fmt.Errorf("init encoder: the model's encoder is %q; a pretrained encoder needs encoder %q", c.Encoder, EncoderTransformer)
+	case tc.Relative:
+		return 0, fmt.Errorf("init encoder: the run (%s) uses relative attention; the LSTM models' Transformer encoder uses sinusoidal positions", tc.Variant)
+	case tc.Dim != c.Dim || tc.Layers != c.encoderLayers() || tc.Heads != c.EncoderHeads || tc.MLPDim != c.MLPDim:
+		return 0, fmt.Errorf("init encoder: the run's encoder has dim %d, %d layers, %d heads, mlp_dim %d; the model dim %d, %d layers, %d heads, mlp_dim %d",
+			tc.Dim, tc.Layers, tc.Heads, tc.MLPDim, c.Dim, c.encoderLayers(), c.EncoderHeads, c.MLPDim)
+	case tv == nil || len(tv.Source) != tc.SrcVocab || tv.src == nil:
+		return 0, fmt.Errorf("init encoder: the run's source vocabulary does not match its model")
+	case v == nil || len(v.Source) != c.SrcVocab:
+		return 0, fmt.Errorf("init encoder: the source vocabulary does not match the model")
+	}
+	for i, name := range m.p.Names {
+		if !strings.HasPrefix(name, "enc") {
+			continue
+		}
+		j, ok := t.p.Index(name)
+		if !ok {
+			return 0, fmt.Errorf("init encoder: the run's model lacks tensor %q", name)
+		}
+		if !sameShape(m.p.Values[i].Shape(), t.p.Values[j].Shape()) {
+			return 0, fmt.Errorf("init encoder: tensor %q has shape %v in the run, %v in the model", name, t.p.Values[j].Shape(), m.p.Values[i].Shape())
+		}
+	}
+	for i, name := range m.p.Names {
+		if j, ok := t.p.Index(name); ok && strings.HasPrefix(name, "enc") {
+			copy(m.p.Data(i), t.p.Data(j))
+		}
+	}
+	D := c.Dim
+	dst, src := m.p.Data(m.srcEmb), t.p.Data(t.srcEmb)
+	for id, tok := range v.Source {
+		tid, ok := tv.src[tok]
+		if !ok {
+			continue
+		}
+		copy(dst[id*D:(id+1)*D], src[tid*D:(tid+1)*D])
+		found++
+	}
+	m.cache = nil
+	return found, nil
+}

@@ -1,0 +1,202 @@
+package models
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// tinyTEncLSTM is tinyLSTM with a two-layer, two-head Transformer encoder.
+func tinyTEncLSTM(t *testing.T, variant string, dropout float64) (*LSTM, *Batch) {
+	t.Helper()
+	return tinyLSTMWith(t, variant, dropout, func(c *Config) {
+		c.Encoder, c.EncoderLayers, c.EncoderHeads, c.MLPDim = EncoderTransformer, 2, 2, 6
+	})
+}
+
+func TestLSTMTransformerEncoderGradient(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(variant, func(t *testing.T) {
+			m, bt := tinyTEncLSTM(t, variant, 0)
+			loss := func() float64 {
+				l, err := m.Loss(bt, false, 0.1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			if _, err := m.Loss(bt, true, 0.1, 1); err != nil {
+				t.Fatal(err)
+			}
+			p := m.Params()
+			grads := make([][]float32, len(p.Grads))
+			for i := range grads {
+				grads[i] = append([]float32(nil), p.Grads[i]...)
+			}
+			checked := 0
+			for i, n := range p.Names {
+				if strings.HasPrefix(n, "enc") || n == "src_emb" {
+					checked++
+				}
+				fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/40)
+			}
+			if checked != 2*16+3 { // 8 attention, 4 LayerNorm, 4 feed-forward per layer
+				t.Errorf("%d encoder tensors, want %d", checked, 2*16+3)
+			}
+		})
+	}
+}
+
+// TestLSTMTransformerEncoderDropoutGradient checks the backward pass
+// through the dropout masks (fixed by the step).
+func TestLSTMTransformerEncoderDropoutGradient(t *testing.T) {
+	m, bt := tinyTEncLSTM(t, "lstm-attention", 0.3)
+	loss := func() float64 {
+		l, err := m.Loss(bt, true, 0, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	loss()
+	p := m.Params()
+	grads := make([][]float32, len(p.Grads))
+	for i := range grads {
+		grads[i] = append([]float32(nil), p.Grads[i]...)
+	}
+	for i, n := range p.Names {
+		if strings.HasPrefix(n, "enc") || n == "src_emb" {
+			fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/20)
+		}
+	}
+}
+
+// TestLSTMTransformerEncoderMatchesGraph: with a Transformer's weights
+// loaded, the hand-written encoder computes the Transformer graph's memory.
+func TestLSTMTransformerEncoderMatchesGraph(t *testing.T) {
+	m, bt := tinyTEncLSTM(t, "lstm-copy", 0)
+	v := tinyVocab()
+	tc := DefaultConfig()
+	tc.Dim, tc.Layers, tc.Heads, tc.MLPDim, tc.Dropout = 4, 2, 2, 6, 0
+	// The run's vocabulary orders the source tokens differently and lacks
+	// "c", so embeddings are matched by token.
+	tv := &Vocab{Source: append(append([]string(nil), specials...), "x", "b", "a", "z"), Target: v.Target}
+	tv.index()
+	tc.SrcVocab, tc.TgtVocab = len(tv.Source), len(tv.Target)
+	tr, err := NewTransformer(tc, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := m.InitEncoder(tr, tv, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found != len(specials)+3 {
+		t.Errorf("found %d source tokens, want %d", found, len(specials)+3)
+	}
+	// Source ids of the run for a b x (and no c): 6 5 4.
+	src := []int{6, 5, 4, 0, 4, 6, 0, 0}
+	own := []int{4, 5, 7, 0, 7, 4, 0, 0}
+	want, err := tr.Encode(src, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Encode(own, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	D := 4
+	for b := 0; b < 2; b++ {
+		for j := 0; j < got.SrcLen[b]; j++ {
+			for i := 0; i < D; i++ {
+				k := (b*4+j)*D + i
+				if math.Abs(float64(got.Data[k]-want.Data[k])) > 1e-4 {
+					t.Fatalf("memory [%d, %d, %d]: LSTM encoder %v, Transformer %v", b, j, i, got.Data[k], want.Data[k])
+				}
+			}
+		}
+	}
+	_ = bt
+}
+
+func TestLSTMInitEncoderErrors(t *testing.T) {
+	v := tinyVocab()
+	good := DefaultConfig()
+	good.Dim, good.Layers, good.Heads, good.MLPDim, good.Dropout = 4, 2, 2, 6, 0
+	good.SrcVocab, good.TgtVocab = len(v.Source), len(v.Target)
+	for _, tc := range []struct {
+		name  string
+		model func(t *testing.T) *LSTM
+		edit  func(*Config)
+		want  string
+	}{
+		{"ok", nil, func(c *Config) {}, ""},
+		{"layers", nil, func(c *Config) { c.Layers = 3 }, "3 layers"},
+		{"heads", nil, func(c *Config) { c.Heads = 4 }, "4 heads"},
+		{"mlp", nil, func(c *Config) { c.MLPDim = 8 }, "mlp_dim 8"},
+		{"dim", nil, func(c *Config) { c.Dim = 8 }, "dim 8"},
+		{"relative", nil, func(c *Config) { c.Variant, c.Relative = "relative", true }, "relative attention"},
+		{"lstm encoder", func(t *testing.T) *LSTM { m, _ := tinyLSTM(t, "lstm-copy", 0); return m }, func(c *Config) {}, `encoder is ""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m *LSTM
+			if tc.model != nil {
+				m = tc.model(t)
+			} else {
+				m, _ = tinyTEncLSTM(t, "lstm-copy", 0)
+			}
+			c := good
+			tc.edit(&c)
+			tr, err := NewTransformer(c, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.InitEncoder(tr, v, v)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEncoderConfigValidate(t *testing.T) {
+	base := LSTMDefaultConfig("lstm-copy")
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"lstm", func(c *Config) {}, ""},
+		{"empty means lstm", func(c *Config) { c.Encoder = "" }, ""},
+		{"transformer", func(c *Config) { c.Encoder = EncoderTransformer }, ""},
+		{"unknown", func(c *Config) { c.Encoder = "gru" }, `unknown encoder "gru"`},
+		{"heads do not divide dim", func(c *Config) { c.Encoder, c.EncoderHeads = EncoderTransformer, 5 }, "encoder_heads 5"},
+		{"no heads", func(c *Config) { c.Encoder, c.EncoderHeads = EncoderTransformer, 0 }, "encoder_heads 0"},
+		{"negative layers", func(c *Config) { c.Encoder, c.EncoderLayers = EncoderTransformer, -1 }, "encoder_layers -1"},
+		{"relative", func(c *Config) { c.Encoder, c.Relative = EncoderTransformer, true }, "relative"},
+		{"transformer model", func(c *Config) { c.Variant, c.Heads, c.Encoder = "transformer", 4, EncoderTransformer }, "LSTM models only"},
+		{"transformer model, lstm", func(c *Config) { c.Variant, c.Heads = "transformer", 4 }, "LSTM models only"},
+		{"transformer model, empty", func(c *Config) { c.Variant, c.Heads, c.Encoder = "transformer", 4, "" }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.edit(&c)
+			err := c.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
