@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"compgen/data"
+	"compgen/ops"
+)
+
+// smallGraph builds a training graph touching the Gorgonia built-ins and
+// compgen ops of a Transformer outside attention: embedding, matrix product
+// with broadcast bias, ReLU by Rectify, dropout, LayerNorm, ops.Linear,
+// GELU, ops.Add and the fused cross-entropy.
+func smallGraph(t *testing.T, n, d, v int) (loss *G.Node, grads G.Nodes, inputs []*G.Node, vm G.VM, src *ops.DropoutSource) {
+	t.Helper()
+	g := G.NewGraph()
+	rng := data.SubRand(3, "small")
+	param := func(name string, shape ...int) *G.Node {
+		w := make([]float32, tensor.Shape(shape).TotalSize())
+		for i := range w {
+			w[i] = float32(rng.NormFloat64() * 0.5)
+		}
+		return G.NewTensor(g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName(name),
+			G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w))))
+	}
+	ids := G.NewTensor(g, tensor.Int, 1, G.WithShape(n), G.WithName("ids"))
+	tgt := G.NewTensor(g, tensor.Int, 1, G.WithShape(n), G.WithName("tgt"))
+	idv, tv := make([]int, n), make([]int, n)
+	for i := range idv {
+		idv[i], tv[i] = rng.IntN(v), rng.IntN(v)
+	}
+	tv[1] = 0 // an ignored row
+	must := func(x *G.Node, err error) *G.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	table, w, b := param("table", v, d), param("w", d, d), param("b", d)
+	gain, bias, wo, bo := param("gain", d), param("bias", d), param("wo", d, v), param("bo", v)
+	src = ops.NewDropoutSource(11)
+	e := must(ops.Embed(table, ids))                                  // [N, D]
+	h := must(G.BroadcastAdd(must(G.Mul(e, w)), b, nil, []byte{0})) // [N, D]
+	h = must(ops.Dropout(must(G.Rectify(h)), 0.25, src))            // [N, D]
+	h = must(ops.Add(must(ops.LayerNorm(h, gain, bias, 1e-5)), e))  // [N, D]
+	h = must(ops.GELU(h))                                            // [N, D]
+	h = must(G.Add(h, e))                                            // [N, D]
+	logits := must(ops.Linear(h, wo, bo))                            // [N, V]
+	loss = must(ops.SoftmaxCrossEntropy(logits, tgt, 0, 0.1))        // scalar
+	ps := G.Nodes{table, w, b, gain, bias, wo, bo}
+	grads, err := G.Grad(loss, ps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := G.Let(ids, tensor.New(tensor.WithShape(n), tensor.WithBacking(idv))); err != nil {
+		t.Fatal(err)
+	}
+	if err := G.Let(tgt, tensor.New(tensor.WithShape(n), tensor.WithBacking(tv))); err != nil {
+		t.Fatal(err)
+	}
+	return loss, grads, []*G.Node{ids, tgt}, G.NewTapeMachine(g), src
+}
+
+// compare checks got against want: bit for bit when tol is 0, else within
+// tol relative to the largest magnitude of want.
+func compare(t *testing.T, what string, want, got []float32, tol float64) {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	var scale float64
+	for _, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	for i := range want {
+		if tol == 0 {
+			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+				t.Fatalf("%s[%d]: engine %v, Gorgonia %v (bit-identical expected)", what, i, got[i], want[i])
+			}
+			continue
+		}
+		if d := math.Abs(float64(want[i] - got[i])); d > tol*max(scale, 1e-30) || math.IsNaN(float64(got[i])) {
+			t.Fatalf("%s[%d]: engine %v, Gorgonia %v (tolerance %g of %g)", what, i, got[i], want[i], tol, scale)
+		}
+	}
+}
+
+func TestSmallGraphMatchesTapeMachine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		be   *CPU
+		tol  float64
+	}{{"blas", &CPU{BLAS: true}, 0}, {"ref", &CPU{}, 1e-5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			loss, grads, inputs, vm, src := smallGraph(t, 12, 8, 10)
+			defer vm.Close()
+			src.SetStep(3)
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Compile(append(G.Nodes{loss}, grads...), Options{Inputs: inputs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := NewMachine(p, tc.be)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Run(); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := m.Scalar(loss)
+			compare(t, "loss", []float32{loss.Value().Data().(float32)}, []float32{got}, tc.tol)
+			for _, gn := range grads {
+				want := gn.Value().Data().([]float32)
+				out := make([]float32, len(want))
+				if err := m.Read(gn, out); err != nil {
+					t.Fatal(err)
+				}
+				compare(t, gn.Name(), want, out, tc.tol)
+			}
+		})
+	}
+}
+
+func TestCompileRejectsUnknownOp(t *testing.T) {
+	g := G.NewGraph()
+	x := G.NewMatrix(g, tensor.Float32, G.WithShape(2, 3), G.WithName("x"))
+	y, err := G.Exp(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(G.Nodes{y}, Options{Inputs: []*G.Node{x}})
+	if err == nil || !strings.Contains(err.Error(), "no engine kernel") || !strings.Contains(err.Error(), "exp") {
+		t.Fatalf("compiling exp: err %v, want a no-kernel error naming the op", err)
+	}
+}

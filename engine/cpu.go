@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	G "gorgonia.org/gorgonia"
+
+	"compgen/kernels"
+)
+
+// CPU runs the kernels' pure-Go references (package kernels): the same
+// program the GPU runs, checked on any machine.
+type CPU struct {
+	// BLAS sends matrix products to Gorgonia's BLAS (gonum, or OpenBLAS
+	// after blas.Use) with the calls ops makes, instead of GemmRef: the
+	// results are then bit-identical to Gorgonia's TapeMachine, and much
+	// faster.
+	BLAS bool
+}
+
+// Name implements Backend.
+func (c *CPU) Name() string { return "cpu" }
+
+func f32(b Buf) []float32 {
+	if b == nil {
+		return nil
+	}
+	return b.([]float32)
+}
+func i32(b Buf) []int32   { return b.([]int32) }
+func f64(b Buf) []float64 { return b.([]float64) }
+
+func (c *CPU) Alloc(n int) (Buf, error)    { return make([]float32, n), nil }
+func (c *CPU) AllocInt(n int) (Buf, error) { return make([]int32, n), nil }
+func (c *CPU) AllocF64(n int) (Buf, error) { return make([]float64, n), nil }
+func (c *CPU) View(b Buf, off, n int) Buf  { return f32(b)[off : off+n : off+n] }
+func (c *CPU) Free(Buf)                    {}
+func (c *CPU) Sync() error                 { return nil }
+
+func (c *CPU) Upload(dst Buf, src []float32) error {
+	if d := f32(dst); len(d) != len(src) {
+		return fmt.Errorf("upload: %d elements into a buffer of %d", len(src), len(d))
+	}
+	copy(f32(dst), src)
+	return nil
+}
+
+func (c *CPU) UploadInt(dst Buf, src []int32) error {
+	if d := i32(dst); len(d) != len(src) {
+		return fmt.Errorf("upload: %d elements into a buffer of %d", len(src), len(d))
+	}
+	copy(i32(dst), src)
+	return nil
+}
+
+func (c *CPU) Download(dst []float32, src Buf) error {
+	if s := f32(src); len(s) != len(dst) {
+		return fmt.Errorf("download: buffer of %d elements into %d", len(s), len(dst))
+	}
+	copy(dst, f32(src))
+	return nil
+}
+
+func (c *CPU) DownloadF64(dst []float64, src Buf) error {
+	copy(dst, f64(src))
+	return nil
+}
+
+// Gemm implements Backend.
+func (c *CPU) Gemm(p kernels.GemmParams, a, b, cc Buf) error {
+	if !c.BLAS {
+		return kernels.GemmRef(p, f32(a), f32(b), f32(cc))
+	}
+	A, B, C := f32(a), f32(b), f32(cc)
+	if err := p.Validate(len(A), len(B), len(C)); err != nil {
+		return err
+	}
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if p.TransA {
+		ta = blas.Trans
+	}
+	if p.TransB {
+		tb = blas.Trans
+	}
+	impl := G.WhichBLAS()
+	b0, b1 := p.Batches()
+	for i := 0; i < b0; i++ {
+		for j := 0; j < b1; j++ {
+			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
+			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
+			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			impl.Sgemm(ta, tb, p.M, p.N, p.K, p.Alpha, A[oa:], p.LdA, B[ob:], p.LdB, p.Beta, C[oc:], p.LdC)
+		}
+	}
+	return nil
+}
+
+func (c *CPU) Binary(op kernels.BinOp, n int, a Buf, as int, b Buf, bs int, y Buf) error {
+	kernels.BinaryRef(op, n, f32(a), as, f32(b), bs, f32(y))
+	return nil
+}
+func (c *CPU) AddBias(n, d int, x, b, y Buf) error {
+	kernels.AddBiasRef(n, d, f32(x), f32(b), f32(y))
+	return nil
+}
+func (c *CPU) RepeatRows(n, d int, b, y Buf) error {
+	kernels.RepeatRowsRef(n, d, f32(b), f32(y))
+	return nil
+}
+func (c *CPU) SumRows(n, d int, x, y Buf) error {
+	kernels.SumRowsRef(n, d, f32(x), f32(y))
+	return nil
+}
+func (c *CPU) ReLU(n int, x, y Buf) error { kernels.ReLURef(n, f32(x), f32(y)); return nil }
+func (c *CPU) ReLUGrad(n int, y, dy, dx Buf) error {
+	kernels.ReLUGradRef(n, f32(y), f32(dy), f32(dx))
+	return nil
+}
+func (c *CPU) GELU(n int, x, y Buf) error { kernels.GELURef(n, f32(x), f32(y)); return nil }
+func (c *CPU) GELUGrad(n int, x, dy, dx Buf) error {
+	kernels.GELUGradRef(n, f32(x), f32(dy), f32(dx))
+	return nil
+}
+func (c *CPU) Transpose2D(rows, cols int, x, y Buf) error {
+	kernels.Transpose2DRef(rows, cols, f32(x), f32(y))
+	return nil
+}
+func (c *CPU) Embed(n, d int, table, ids, y Buf) error {
+	kernels.EmbedRef(n, d, f32(table), i32(ids), f32(y))
+	return nil
+}
+func (c *CPU) EmbedGrad(v, d, n int, dy, ids, dtable Buf) error {
+	kernels.EmbedGradRef(v, d, n, f32(dy), i32(ids), f32(dtable))
+	return nil
+}
+func (c *CPU) RelBias(nb, h, tq, tk int, table, buckets, y Buf) error {
+	kernels.RelBiasRef(nb, h, tq, tk, f32(table), i32(buckets), f32(y))
+	return nil
+}
+func (c *CPU) RelBiasGrad(nb, h, tq, tk int, dy, buckets, dtable Buf) error {
+	kernels.RelBiasGradRef(nb, h, tq, tk, f32(dy), i32(buckets), f32(dtable))
+	return nil
+}
+func (c *CPU) LayerNorm(n, d int, eps float32, x, gamma, beta, y Buf) error {
+	kernels.LayerNormRef(n, d, eps, f32(x), f32(gamma), f32(beta), f32(y))
+	return nil
+}
+func (c *CPU) LayerNormGradX(n, d int, eps float32, x, gamma, dy, dx Buf) error {
+	kernels.LayerNormGradXRef(n, d, eps, f32(x), f32(gamma), f32(dy), f32(dx))
+	return nil
+}
+func (c *CPU) LayerNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error {
+	kernels.LayerNormGradGammaRef(n, d, eps, f32(x), f32(dy), f32(dgamma))
+	return nil
+}
+func (c *CPU) LayerNormGradBeta(n, d int, dy, dbeta Buf) error {
+	kernels.LayerNormGradBetaRef(n, d, f32(dy), f32(dbeta))
+	return nil
+}
+func (c *CPU) AttnSoftmax(s kernels.AttnShape, x, mask Buf, mb kernels.Bcast, bias Buf, bb kernels.Bcast, y Buf) error {
+	kernels.AttnSoftmaxRef(s, f32(x), f32(mask), mb, f32(bias), bb, f32(y))
+	return nil
+}
+func (c *CPU) AttnSoftmaxGrad(rows, tk int, p, dp, ds Buf) error {
+	kernels.AttnSoftmaxGradRef(rows, tk, f32(p), f32(dp), f32(ds))
+	return nil
+}
+func (c *CPU) SumTo(s kernels.AttnShape, to kernels.Bcast, x, y Buf) error {
+	kernels.SumToRef(s, to, f32(x), f32(y))
+	return nil
+}
+func (c *CPU) SoftmaxCE(n, v int, p kernels.CEParams, x, t, loss Buf) error {
+	kernels.SoftmaxCERef(n, v, p, f32(x), i32(t), f32(loss))
+	return nil
+}
+func (c *CPU) SoftmaxCEGrad(n, v int, p kernels.CEParams, x, t, dl, dx Buf) error {
+	kernels.SoftmaxCEGradRef(n, v, p, f32(x), i32(t), f32(dl), f32(dx))
+	return nil
+}
+func (c *CPU) Dropout(n int, p kernels.DropoutParams, x, y, mask Buf) error {
+	kernels.DropoutRef(n, p, f32(x), f32(y), f32(mask))
+	return nil
+}
+func (c *CPU) DropoutGrad(n int, dy, mask, dx Buf) error {
+	kernels.DropoutGradRef(n, f32(dy), f32(mask), f32(dx))
+	return nil
+}
+func (c *CPU) Adam(n int, p kernels.AdamParams, lr float32, step int, param, grad, m, v Buf) error {
+	kernels.AdamRef(n, p, lr, step, f32(param), f32(grad), f32(m), f32(v))
+	return nil
+}
+func (c *CPU) SumSquares(n int, x, acc Buf) error {
+	kernels.SumSquaresRef(n, f32(x), f64(acc))
+	return nil
+}
+func (c *CPU) ClipByNorm(n int, sq Buf, limit float32, x Buf) error {
+	kernels.ClipByNormRef(n, f64(sq), limit, f32(x))
+	return nil
+}
