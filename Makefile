@@ -42,3 +42,52 @@ endif
 
 clean:
 	rm -rf bin
+
+# ---- CUDA (see docs/cuda.md) ----
+# NVCC compiles kernels/*.cu to PTX for the compute_80 virtual architecture:
+# the driver JIT-compiles that PTX for Ampere (sm_80/86) and Hopper (sm_90),
+# and nvcc 11.8 (Debian's toolkit) can emit it. -fmad=false keeps a*b+c
+# rounded twice, as in Go, so elementwise kernels match their references
+# bit for bit (the GEMMs use explicit fmaf or the tensor cores).
+NVCC ?= nvcc
+CUDA_ARCH ?= compute_80
+NVCCFLAGS ?= -ptx -arch=$(CUDA_ARCH) -O3 -std=c++14 -fmad=false
+KERNEL_SRCS := $(wildcard kernels/*.cu)
+
+.PHONY: cuda-toolkit kernels kernels-check
+
+# cuda-toolkit installs Debian non-free's nvidia-cuda-toolkit (nvcc, cuda.h)
+# when nvcc or cuda.h is missing, first adding contrib non-free
+# non-free-firmware to the deb822 Debian apt sources that lack them.
+cuda-toolkit:
+	@if command -v $(NVCC) >/dev/null 2>&1 && [ -e /usr/include/cuda.h ]; then exit 0; fi; \
+	echo "cuda-toolkit: installing nvidia-cuda-toolkit (Debian non-free, about 1.6 GB)"; \
+	for f in /etc/apt/sources.list.d/*.sources; do \
+		[ -e "$$f" ] || continue; \
+		grep -q 'debian' "$$f" || continue; \
+		for c in contrib non-free non-free-firmware; do \
+			$(SUDO) sed -i -E "/^Components:/{/(^|[[:space:]])$$c([[:space:]]|\$$)/!s/\$$/ $$c/}" "$$f"; \
+		done; \
+	done; \
+	$(SUDO) apt-get update -qq && \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit >/dev/null
+
+# kernels regenerates the committed PTX from kernels/*.cu.
+kernels: cuda-toolkit
+	@mkdir -p kernels/ptx
+	@for s in $(KERNEL_SRCS); do \
+		b=$$(basename $$s .cu); \
+		$(NVCC) $(NVCCFLAGS) -o kernels/ptx/$$b.ptx $$s || exit 1; \
+	done
+
+# kernels-check fails when the committed PTX differs from what the sources compile to.
+kernels-check: cuda-toolkit
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for s in $(KERNEL_SRCS); do \
+		b=$$(basename $$s .cu); \
+		$(NVCC) $(NVCCFLAGS) -o $$tmp/$$b.ptx $$s || exit 1; \
+	done; \
+	if ! diff -r -q kernels/ptx $$tmp >/dev/null; then \
+		diff -r kernels/ptx $$tmp | head -40; \
+		echo "kernels-check: kernels/ptx is stale; run make kernels and commit"; exit 1; \
+	fi
