@@ -1,0 +1,116 @@
+package models
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+
+	"compgen/ops"
+)
+
+// GraphView exposes one of the Transformer's compiled Gorgonia graphs to an
+// external executor (package engine): its root, gradients and input nodes,
+// with the inputs' values set for one batch.
+type GraphView struct {
+	// Out is the loss scalar (training graphs) or the logits [B*T, V]
+	// (decoding graphs).
+	Out *G.Node
+	// Grads are the loss gradients of the parameters ParamIdx (training
+	// graphs only).
+	Grads    []*G.Node
+	ParamIdx []int
+	// Inputs are the per-batch input nodes; Values their values for the
+	// batch last set (the tensors the graph is bound to).
+	Inputs []*G.Node
+	Values []G.Value
+	// Drop is the graph's dropout source (nil without dropout), at the
+	// batch's step.
+	Drop *ops.DropoutSource
+	// Key identifies the graph: views with equal keys share nodes.
+	Key any
+}
+
+func (c *compiled) view() *GraphView {
+	v := &GraphView{Out: c.out, Grads: c.grads, ParamIdx: c.gradIdx, Drop: c.drop, Key: c}
+	in := &c.in
+	for _, n := range []*G.Node{in.src, in.decIn, in.tgt, in.srcPos, in.tgtPos, in.encBias, in.decBias, in.crossBias, in.mem} {
+		if n != nil {
+			v.Inputs = append(v.Inputs, n)
+			v.Values = append(v.Values, in.vals[n])
+		}
+	}
+	return v
+}
+
+// TrainView returns the training graph Loss(bt, true, eps, step) runs, with
+// its inputs set for bt and its dropout source at step.
+func (m *Transformer) TrainView(bt *Batch, eps float64, step int) (*GraphView, error) {
+	c, err := m.graph(graphKey{kind: kindTrain, b: bt.B, s: bt.S, t: bt.T, smoothing: float32(eps)})
+	if err != nil {
+		return nil, err
+	}
+	srcLen, decLen := lengths(bt.Rows, bt.B, true), lengths(bt.Rows, bt.B, false)
+	if err := m.setInputs(c, bt.Src, bt.DecIn, srcLen, decLen); err != nil {
+		return nil, err
+	}
+	copy(c.in.vals[c.in.tgt].Data().([]int), bt.Tgt)
+	if c.drop != nil {
+		c.drop.SetStep(uint64(step))
+	}
+	return c.view(), nil
+}
+
+// DecodeView returns the decoding graph Logits(mem, decIn, T, pos) runs,
+// with its inputs set; Out holds the logits of every position.
+func (m *Transformer) DecodeView(mem *Memory, decIn []int, T, pos int) (*GraphView, error) {
+	c, err := m.graph(graphKey{kind: kindDecode, b: mem.B, s: mem.S, t: T})
+	if err != nil {
+		return nil, err
+	}
+	decLen := make([]int, mem.B)
+	for b := range decLen {
+		decLen[b] = pos + 1
+	}
+	if err := m.setInputs(c, nil, decIn, mem.SrcLen, decLen); err != nil {
+		return nil, err
+	}
+	if len(mem.Data) != len(c.in.vals[c.in.mem].Data().([]float32)) {
+		return nil, fmt.Errorf("decode view: memory of %d floats, graph wants %d", len(mem.Data), len(c.in.vals[c.in.mem].Data().([]float32)))
+	}
+	copy(c.in.vals[c.in.mem].Data().([]float32), mem.Data)
+	return c.view(), nil
+}
+
+// TrainView returns the training graph TrainStep(o, seqs, first, lr) runs,
+// with its inputs set for seqs, without running it or updating weights.
+func (m *GPT2) TrainView(seqs [][]int, first []int) (*GraphView, error) {
+	longest := 0
+	for i, s := range seqs {
+		if len(s) > m.Cfg.NPositions || first[i] < 1 || first[i] > len(s) {
+			return nil, fmt.Errorf("train view: sequence %d of %d tokens, first %d, n_positions %d", i, len(s), first[i], m.Cfg.NPositions)
+		}
+		longest = max(longest, len(s))
+	}
+	T := m.Width(longest)
+	c, err := m.graph(gpt2Key{b: len(seqs), t: T, train: true})
+	if err != nil {
+		return nil, err
+	}
+	c.fill(seqs, m.Cfg.VocabSize-1)
+	tgt := c.vals[c.tgt].Data().([]int)
+	for i := range tgt {
+		tgt[i] = gpt2Ignore
+	}
+	for i, s := range seqs {
+		pad := T - len(s)
+		for t := first[i]; t < len(s); t++ {
+			tgt[i*T+pad+t-1] = s[t]
+		}
+	}
+	v := &GraphView{Out: c.loss, Grads: c.grads, ParamIdx: c.params, Key: c}
+	for _, n := range []*G.Node{c.ids, c.pos, c.mask, c.tgt} {
+		v.Inputs = append(v.Inputs, n)
+		v.Values = append(v.Values, c.vals[n])
+	}
+	return v, nil
+}
