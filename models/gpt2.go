@@ -27,7 +27,12 @@ type GPT2 struct {
 	// params in a fixed order (gpt2Shapes, c_attn split in three).
 	params []gpt2Param
 	index  map[string]int
-	graphs map[gpt2Key]*gpt2Graph
+	graphs map[gpt2Key]*gpt2Graph // training graphs
+	// infer holds the scoring graphs (see gpt2Infer); useClock orders them
+	// by last use.
+	infer    map[gpt2Key]*gpt2Infer
+	useClock int
+	logits   []float32 // scratch of outputLogProbs
 }
 
 // GPT2Config is the subset of a Hugging Face GPT-2 config.json that fixes
@@ -151,7 +156,7 @@ func newGPT2Shell(cfg GPT2Config) (*GPT2, []string, map[string][]int, error) {
 		return nil, nil, nil, err
 	}
 	names, shapes := gpt2Shapes(cfg)
-	return &GPT2{Cfg: cfg, index: map[string]int{}, graphs: map[gpt2Key]*gpt2Graph{}}, names, shapes, nil
+	return &GPT2{Cfg: cfg, index: map[string]int{}, graphs: map[gpt2Key]*gpt2Graph{}, infer: map[gpt2Key]*gpt2Infer{}}, names, shapes, nil
 }
 
 func (m *GPT2) add(name string, shape []int, w []float32) {

@@ -52,10 +52,24 @@ type gpt2Builder struct {
 	m     *GPT2
 	g     *G.ExprGraph
 	nodes map[int]*G.Node
+	// slots, when set, makes every block weight "h.<i>.<rest>" one input
+	// node per <rest>, rebound to each layer's weights in turn.
+	slots map[string]*G.Node
 	err   error
 }
 
 func (b *gpt2Builder) param(name string) *G.Node {
+	if b.slots != nil {
+		if _, rest, ok := cutLayer(name); ok {
+			if n, ok := b.slots[rest]; ok {
+				return n
+			}
+			v := b.m.params[b.m.index[name]].val
+			n := G.NewTensor(b.g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(rest), G.WithValue(v))
+			b.slots[rest] = n
+			return n
+		}
+	}
 	i := b.m.index[name]
 	if n, ok := b.nodes[i]; ok {
 		return n
@@ -185,10 +199,12 @@ func (m *GPT2) build(k gpt2Key) (*gpt2Graph, error) {
 // from the first real token and the mask lets a query see only real keys at
 // or before it, so padding cannot change any result.
 func (c *gpt2Graph) fill(seqs [][]int, padID int) {
-	B, T := c.B, c.T
-	ids := c.vals[c.ids].Data().([]int)
-	pos := c.vals[c.pos].Data().([]int)
-	mask := c.vals[c.mask].Data().([]float32)
+	fillInputs(c.B, c.T, c.vals[c.ids].Data().([]int), c.vals[c.pos].Data().([]int), c.vals[c.mask].Data().([]float32), seqs, padID)
+}
+
+// fillInputs writes token ids and positions ([B*T] each) and the attention
+// mask ([B, 1, T, T]) of left-padded sequences.
+func fillInputs(B, T int, ids, pos []int, mask []float32, seqs [][]int, padID int) {
 	negInf := float32(math.Inf(-1))
 	for r := 0; r < B; r++ {
 		var s []int

@@ -38,17 +38,16 @@ func (m *GPT2) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]float64,
 		longest = max(longest, len(s))
 	}
 	T := m.Width(longest)
-	c, err := m.graph(gpt2Key{b: batch, t: T})
+	c, err := m.inferGraph(batch, T)
 	if err != nil {
 		return nil, err
 	}
 	// Pad with the last id, GPT-2's <|endoftext|>; the mask makes the choice
 	// irrelevant.
-	c.fill(seqs, m.Cfg.VocabSize-1)
-	if err := c.run(); err != nil {
+	hidden, err := m.forwardInfer(c, seqs, m.Cfg.VocabSize-1) // [B*T, E]
+	if err != nil {
 		return nil, fmt.Errorf("GPT-2 forward: %w", err)
 	}
-	hidden := c.hidden.Value().Data().([]float32) // [B*T, E]
 	E := m.Cfg.NEmbd
 	// Rows whose next token is scored: row t of sequence i predicts s[t+1].
 	var rows []int
@@ -81,8 +80,10 @@ func (m *GPT2) outputLogProbs(hidden []float32, rows, targets []int, E int) []fl
 	wte := m.weights("wte.weight") // [V, E]
 	impl := G.WhichBLAS()          // the BLAS chosen for the graphs (blas.Use)
 	const chunk = 64
-	h := make([]float32, chunk*E)
-	logits := make([]float32, chunk*V)
+	if len(m.logits) < chunk*(V+E) {
+		m.logits = make([]float32, chunk*(V+E))
+	}
+	logits, h := m.logits[:chunk*V], m.logits[chunk*V:] // [chunk, V], [chunk, E]
 	out := make([]float64, len(rows))
 	for start := 0; start < len(rows); start += chunk {
 		n := min(chunk, len(rows)-start)

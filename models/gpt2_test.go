@@ -272,3 +272,61 @@ func TestGPT2TrainStepLearns(t *testing.T) {
 		t.Error("restore did not bring back the snapshot")
 	}
 }
+
+// TestGPT2InferMatchesWholeGraph: the block-at-a-time scoring pass gives
+// the same bits as the whole-model graph it replaces.
+func TestGPT2InferMatchesWholeGraph(t *testing.T) {
+	m, err := LoadGPT2(gpt2Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := loadExpected(t)
+	var seqs [][]int
+	longest := 0
+	for _, c := range exp.Cases {
+		seqs = append(seqs, c.IDs)
+		longest = max(longest, len(c.IDs))
+	}
+	B, T := len(seqs)+1, m.Width(longest)
+	whole, err := m.graph(gpt2Key{b: B, t: T})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole.fill(seqs, m.Cfg.VocabSize-1)
+	if err := whole.run(); err != nil {
+		t.Fatal(err)
+	}
+	want := whole.hidden.Value().Data().([]float32)
+	before := m.Snapshot()
+	for run := 0; run < 2; run++ { // the second run reuses the buffers
+		c, err := m.inferGraph(B, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.forwardInfer(c, seqs, m.Cfg.VocabSize-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("run %d, element %d: %v, whole graph %v", run, i, got[i], want[i])
+			}
+		}
+	}
+	for i, w := range m.Snapshot() {
+		for j := range w {
+			if math.Float32bits(w[j]) != math.Float32bits(before[i][j]) {
+				t.Fatalf("scoring changed weight %s[%d]", m.params[i].name, j)
+			}
+		}
+	}
+	// Graphs for many batch shapes: at most maxInferGraphs are kept.
+	for b := 1; b <= maxInferGraphs+2; b++ {
+		if _, err := m.TokenLogProbs([][]int{make([]int, 3)}, []int{1}, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(m.infer) > maxInferGraphs {
+		t.Errorf("%d inference graphs kept, want at most %d", len(m.infer), maxInferGraphs)
+	}
+}

@@ -2,7 +2,8 @@
 # GPT-2 scoring benchmark: compgen vs PyTorch CPU on the same random GPT-2
 # small weights and the same batch shape (32 x 32 tokens), then peak memory of
 # `compgen score` with GPT-2 medium. Needs python3 with torch; writes its
-# checkpoints under ${GPT2_BENCH_TMP:-/tmp/compgen-gpt2-bench}.
+# checkpoints under ${GPT2_BENCH_TMP:-/tmp/compgen-gpt2-bench}. GPT2_MEMORY_ONLY=1
+# skips the throughput comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -12,14 +13,16 @@ mkdir -p "$TMP"
 [ -f "$TMP/small/model.safetensors" ] || "$PY" scripts/gpt2_reference.py random-checkpoint "$TMP/small" --size small
 cp -f lm/testdata/gpt2-tiny/encoder.json lm/testdata/gpt2-tiny/vocab.bpe "$TMP/small/"
 
-echo "== GPT-2 small scoring, batch 32 x 32 tokens, $THREADS threads"
-go_tps=$(GOMAXPROCS=$THREADS GPT2_BENCH_DIR="$TMP/small" go test -run XXX -bench BenchmarkGPT2Score -benchtime 3x ./models |
-	awk '/BenchmarkGPT2Score/ {for (i = 1; i <= NF; i++) if ($(i+1) == "tokens/s") print $i}')
-py_line=$("$PY" scripts/gpt2_reference.py bench "$TMP/small" --batch 32 --seq 32 --batches 3 --threads "$THREADS")
-py_tps=$(echo "$py_line" | awk '{print $3}')
-echo "compgen tokens/s $go_tps"
-echo "$py_line"
-awk -v g="$go_tps" -v p="$py_tps" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", p / g}'
+if [ -z "${GPT2_MEMORY_ONLY:-}" ]; then
+	echo "== GPT-2 small scoring, batch 32 x 32 tokens, $THREADS threads"
+	go_tps=$(GOMAXPROCS=$THREADS GPT2_BENCH_DIR="$TMP/small" go test -run XXX -bench BenchmarkGPT2Score -benchtime 3x ./models |
+		awk '/BenchmarkGPT2Score/ {for (i = 1; i <= NF; i++) if ($(i+1) == "tokens/s") print $i}')
+	py_line=$("$PY" scripts/gpt2_reference.py bench "$TMP/small" --batch 32 --seq 32 --batches 3 --threads "$THREADS")
+	py_tps=$(echo "$py_line" | awk '{print $3}')
+	echo "compgen tokens/s $go_tps"
+	echo "$py_line"
+	awk -v g="$go_tps" -v p="$py_tps" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", p / g}'
+fi
 
 echo "== GPT-2 medium scoring peak memory (target < 3 GB)"
 [ -f "$TMP/medium/model.safetensors" ] || "$PY" scripts/gpt2_reference.py random-checkpoint "$TMP/medium" --size medium
