@@ -22,7 +22,9 @@ folder (config.json, model.safetensors and vocab.json+merges.txt,
 encoder.json+vocab.bpe or tokenizer.json). With --folds K the records are
 split into K folds and each fold is scored by the model fine-tuned on the
 others (AdamW, constant learning rate), from DIR or, with --from-scratch, from
-a freshly initialised GPT-2 of --size using DIR's tokenizer only.
+a freshly initialised GPT-2 of --size using DIR's tokenizer only; a
+from-scratch model's output layer covers only the token ids that occur in the
+data (and <|endoftext|>).
 Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	lmDir := fs.String("lm", "", "GPT-2 folder (weights and tokenizer)")
 	in := fs.String("in", "", "input records (JSONL)")
@@ -93,8 +95,6 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		if base.Cfg.VocabSize != tok.VocabSize() {
 			return fmt.Errorf("%s: the tokenizer has %d tokens but config.json says vocab_size %d", *lmDir, tok.VocabSize(), base.Cfg.VocabSize)
 		}
-	} else {
-		sizeCfg.VocabSize = tok.VocabSize()
 	}
 	ex, truncated, err := lm.EncodeRecords(tok, recs, sc, nPos)
 	if err != nil {
@@ -102,6 +102,15 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	}
 	if truncated > 0 {
 		fmt.Fprintf(stderr, "score: truncated %d of %d records to %d tokens\n", truncated, len(recs), nPos)
+	}
+	if *scratch {
+		// A fresh model emits only the data's tokens (see lm.CompactVocab).
+		v := lm.NewCompactVocab(ex, tok.EOS())
+		if ex, err = v.Compact(ex); err != nil {
+			return err
+		}
+		sizeCfg.VocabSize = v.Size()
+		fmt.Fprintf(stderr, "score: from-scratch model over the %d token ids of the data (of %d)\n", v.Size(), tok.VocabSize())
 	}
 	var scores []lm.Score
 	if *folds > 0 {

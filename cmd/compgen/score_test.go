@@ -64,4 +64,26 @@ func TestScoreCommand(t *testing.T) {
 	if _, err := os.Stat(out + "3"); err == nil {
 		t.Error("failed run left an output file")
 	}
+	t.Run("from scratch is deterministic", func(t *testing.T) {
+		var lines []string
+		for i := 0; i < 8; i++ {
+			lines = append(lines, `{"id":"r`+string(rune('a'+i))+`","input":"jump `+strings.Repeat("twice ", i%3)+`left","output":"X"}`)
+		}
+		in8 := filepath.Join(dir, "in8.jsonl")
+		os.WriteFile(in8, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		var got []string
+		for k := 0; k < 2; k++ {
+			o := filepath.Join(dir, "scratch.jsonl")
+			_, errs, code := runCLI(t, "score", "--lm", scoreFixture, "--in", in8, "--out", o, "--force", "--folds", "2",
+				"--from-scratch", "--size", "tiny", "--max-steps", "2", "--train-batch", "2", "--eval-every", "1", "--lr", "1e-3", "--seed", "4")
+			if code != 0 || !strings.Contains(errs, "from-scratch model over the") {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			b, _ := os.ReadFile(o)
+			got = append(got, string(b))
+		}
+		if got[0] != got[1] || strings.Count(got[0], "\n") != 8 || strings.Contains(got[0], "NaN") {
+			t.Errorf("two runs with one seed:\n%s\n%s", got[0], got[1])
+		}
+	})
 }
