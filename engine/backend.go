@@ -26,6 +26,7 @@ type Backend interface {
 	// same length.
 	Upload(dst Buf, src []float32) error
 	UploadInt(dst Buf, src []int32) error
+	UploadF64(dst Buf, src []float64) error
 	Download(dst []float32, src Buf) error
 	DownloadF64(dst []float64, src Buf) error
 	// Sync waits for every queued kernel.

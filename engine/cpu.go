@@ -54,6 +54,14 @@ func (c *CPU) UploadInt(dst Buf, src []int32) error {
 	return nil
 }
 
+func (c *CPU) UploadF64(dst Buf, src []float64) error {
+	if d := f64(dst); len(d) != len(src) {
+		return fmt.Errorf("upload: %d elements into a buffer of %d", len(src), len(d))
+	}
+	copy(f64(dst), src)
+	return nil
+}
+
 func (c *CPU) Download(dst []float32, src Buf) error {
 	if s := f32(src); len(s) != len(dst) {
 		return fmt.Errorf("download: buffer of %d elements into %d", len(s), len(dst))

@@ -27,7 +27,12 @@ type Machine struct {
 // NewMachine allocates p's buffers on b and uploads the parameters' and
 // constants' values (an input node with a value, e.g. one bound with
 // G.Let, is uploaded too; later batches go through Set).
-func NewMachine(p *Program, b Backend) (*Machine, error) {
+func NewMachine(p *Program, b Backend) (*Machine, error) { return NewSharedMachine(p, b, nil) }
+
+// NewSharedMachine is NewMachine with the parameters named in shared bound
+// to those buffers, neither allocated nor uploaded: programs compiled for
+// several batch shapes then train one set of device weights.
+func NewSharedMachine(p *Program, b Backend, shared map[string]Buf) (*Machine, error) {
 	m := &Machine{Prog: p, B: b, bufs: make([]Buf, len(p.Bufs))}
 	arena, err := b.Alloc(max(p.ArenaSize, 1))
 	if err != nil {
@@ -38,6 +43,10 @@ func NewMachine(p *Program, b Backend) (*Machine, error) {
 		pb := &p.Bufs[i]
 		if pb.Class == Activation {
 			m.bufs[i] = b.View(arena, pb.Offset, pb.Size)
+			continue
+		}
+		if sb, ok := shared[pb.Name]; ok && pb.Class == Param {
+			m.bufs[i] = sb
 			continue
 		}
 		var buf Buf
