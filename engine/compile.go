@@ -212,11 +212,35 @@ func (c *compiler) node(n *G.Node, isInput bool) error {
 		}
 		st.In = append(st.In, mask)
 	}
+	if st.Op == OpCompgen {
+		c.bound(&st)
+	}
 	if st.Op == OpCompgen && (st.Info.Kind == ops.KindRelBias || st.Info.Kind == ops.KindRelBiasGrad) {
 		st.In = append(st.In, c.intConst(n, st.Info.Buckets))
 	}
 	c.p.Steps = append(c.p.Steps, st)
 	return nil
+}
+
+// bound records the id range of the integer inputs of st, so Machine.Set
+// refuses out-of-range ids instead of a kernel reading outside a table.
+func (c *compiler) bound(st *Step) {
+	lim, ignore := 0, false
+	switch st.Info.Kind {
+	case ops.KindEmbed, ops.KindEmbedGrad:
+		lim = st.Info.Rows
+	case ops.KindSoftmaxCE, ops.KindSoftmaxCEGrad:
+		lim, ignore = c.p.Bufs[st.In[0]].Shape[1], true
+	default:
+		return
+	}
+	b := &c.p.Bufs[st.In[1]]
+	if b.IDLimit == 0 || lim < b.IDLimit {
+		b.IDLimit = lim
+	}
+	if ignore {
+		b.Ignore, b.HasIgnore = int32(st.Info.Ignore), true
+	}
 }
 
 type dropKey struct {

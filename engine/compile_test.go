@@ -141,3 +141,38 @@ func TestCompileRejectsUnknownOp(t *testing.T) {
 		t.Fatalf("compiling exp: err %v, want a no-kernel error naming the op", err)
 	}
 }
+
+// TestSetRejectsBadIDs: ids outside the embedding table or targets outside
+// the vocabulary are an error at upload, not an out-of-range read.
+func TestSetRejectsBadIDs(t *testing.T) {
+	loss, grads, inputs, vm, _ := smallGraph(t, 6, 4, 5)
+	vm.Close()
+	p, err := Compile(append(G.Nodes{loss}, grads...), Options{Inputs: inputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMachine(p, &CPU{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, tgt := inputs[0], inputs[1]
+	for _, tc := range []struct {
+		name string
+		n    *G.Node
+		v    []int
+		ok   bool
+	}{
+		{"ids in range", ids, []int{0, 4, 1, 2, 3, 0}, true},
+		{"id past table", ids, []int{0, 5, 1, 2, 3, 0}, false},
+		{"negative id", ids, []int{0, -1, 1, 2, 3, 0}, false},
+		{"targets with ignored", tgt, []int{0, 0, 4, 2, 3, 1}, true},
+		{"target past vocabulary", tgt, []int{0, 0, 9, 2, 3, 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := m.SetInts(tc.n, tc.v)
+			if (err == nil) != tc.ok {
+				t.Fatalf("SetInts(%v): err %v, want ok %v", tc.v, err, tc.ok)
+			}
+		})
+	}
+}

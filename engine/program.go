@@ -102,6 +102,12 @@ type Buffer struct {
 	// Const buffer's data (relative-position buckets).
 	Value float32
 	Ints  []int32
+	// IDLimit bounds an integer input read as ids or targets: every value
+	// must lie in [0, IDLimit) or, when HasIgnore, equal Ignore. 0: no
+	// bound known.
+	IDLimit   int
+	Ignore    int32
+	HasIgnore bool
 	// Def and LastUse are the first step writing and the last step reading
 	// the buffer (activations); -1 when not applicable.
 	Def, LastUse int

@@ -134,10 +134,15 @@ func (m *Machine) SetInts(n *G.Node, d []int) error {
 	if !ok || !m.Prog.Bufs[id].Int {
 		return fmt.Errorf("engine: node %v is not an integer input of the program", n)
 	}
+	pb := &m.Prog.Bufs[id]
 	m.conv = m.conv[:0]
 	for i, v := range d {
-		if v < math.MinInt32 || v > math.MaxInt32 {
-			return fmt.Errorf("engine: %s: value %d at %d does not fit in int32", m.Prog.Bufs[id].Name, v, i)
+		if pb.HasIgnore && v == int(pb.Ignore) {
+			m.conv = append(m.conv, int32(v))
+			continue
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 || (pb.IDLimit > 0 && (v < 0 || v >= pb.IDLimit)) {
+			return fmt.Errorf("engine: %s: id %d at position %d outside [0,%d)", pb.Name, v, i, pb.IDLimit)
 		}
 		m.conv = append(m.conv, int32(v))
 	}
@@ -163,8 +168,7 @@ func (m *Machine) Scalar(n *G.Node) (float32, error) {
 }
 
 // Run executes every step in order. Dropout reads its source's seed, step
-// and mode now, so callers set them as for Gorgonia's VM. Integer inputs
-// are not range-checked here: callers check batches on the host.
+// and mode now, so callers set them as for Gorgonia's VM.
 func (m *Machine) Run() error {
 	for i := range m.Prog.Steps {
 		if err := m.step(&m.Prog.Steps[i]); err != nil {

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Device is what --device names: the CPU, or CUDA GPU Ordinal.
+type Device struct {
+	// CUDA selects a GPU; false is the CPU.
+	CUDA bool
+	// Ordinal is the GPU's number (0 for the first).
+	Ordinal int
+}
+
+func (d Device) String() string {
+	if !d.CUDA {
+		return "cpu"
+	}
+	return fmt.Sprintf("cuda:%d", d.Ordinal)
+}
+
+// ParseDevice reads "cpu", "cuda" (GPU 0) or "cuda:N". A binary built
+// without the cuda tag refuses "cuda" with a message saying how to build one
+// that accepts it.
+func ParseDevice(s string) (Device, error) {
+	switch {
+	case s == "cpu" || s == "":
+		return Device{}, nil
+	case s == "cuda" || strings.HasPrefix(s, "cuda:"):
+		d := Device{CUDA: true}
+		if rest, ok := strings.CutPrefix(s, "cuda:"); ok {
+			n, err := strconv.Atoi(rest)
+			if err != nil || n < 0 {
+				return Device{}, fmt.Errorf("device %q: want cuda:N with N a GPU number >= 0", s)
+			}
+			d.Ordinal = n
+		}
+		if !CUDABuilt {
+			return Device{}, fmt.Errorf("device %q: this compgen binary was built without CUDA support; "+
+				"rebuild it with `go build -tags cuda ./cmd/compgen` (needs the CUDA toolkit: `make cuda-toolkit`)", s)
+		}
+		return d, nil
+	}
+	return Device{}, fmt.Errorf("device %q: want cpu, cuda or cuda:N", s)
+}
+
+// Open returns the backend of d: the CPU backend with BLAS products for the
+// CPU, the GPU for cuda:N (an error when no usable GPU or driver is found).
+// Close the backend when done when it implements io.Closer.
+func Open(d Device) (Backend, error) {
+	if !d.CUDA {
+		return &CPU{BLAS: true}, nil
+	}
+	return openCUDA(d.Ordinal)
+}

@@ -1,0 +1,12 @@
+//go:build !cuda
+
+package engine
+
+import "fmt"
+
+// CUDABuilt says whether this binary has the CUDA backend (build tag cuda).
+const CUDABuilt = false
+
+func openCUDA(ordinal int) (Backend, error) {
+	return nil, fmt.Errorf("cuda:%d: this compgen binary was built without CUDA support; rebuild it with `go build -tags cuda ./cmd/compgen`", ordinal)
+}
