@@ -57,7 +57,23 @@ type Config struct {
 	EncoderLayers int `json:"encoder_layers,omitempty"`
 	// EncoderHeads is the attention heads of the "transformer" encoder.
 	EncoderHeads int `json:"encoder_heads,omitempty"`
+	// IOEncoder is how the Transformer reads an I/O specification
+	// (RobustFill sources "in -> out | in -> out ..."): "flat" (also when
+	// empty) reads it as one sequence; "double" encodes each example apart
+	// and the decoder attends to the concatenated encoded outputs (Shi et
+	// al. §4 after Devlin et al. 2017; see ioencoder.go).
+	IOEncoder string `json:"io_encoder,omitempty"`
 }
+
+// I/O encoders (Config.IOEncoder).
+const (
+	IOFlat   = "flat"
+	IODouble = "double"
+)
+
+// DoubleIO reports whether the model encodes I/O examples with double
+// attention.
+func (c *Config) DoubleIO() bool { return c.IOEncoder == IODouble }
 
 // DefaultConfig is the paper-size model: 3 layers, 4 heads, embedding 256,
 // MLP 512, dropout 0.1 (Shi et al. App. C).
@@ -127,6 +143,15 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateEncoder(); err != nil {
 		return err
+	}
+	switch c.IOEncoder {
+	case "", IOFlat:
+	case IODouble:
+		if IsLSTM(c.Variant) {
+			return fmt.Errorf("model: io_encoder %q is a Transformer option, not one of %s", c.IOEncoder, c.Variant)
+		}
+	default:
+		return fmt.Errorf("model: unknown io_encoder %q (want %q or %q)", c.IOEncoder, IOFlat, IODouble)
 	}
 	mask, err := attention.ParseMask(c.Mask)
 	if err != nil {

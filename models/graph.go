@@ -27,6 +27,9 @@ type graphKey struct {
 	kind      graphKind
 	b, s, t   int
 	smoothing float32
+	// e, si, so are the double I/O encoder's examples per row and padded
+	// input and output lengths (s = e*so); 0 for flat sources.
+	e, si, so int
 }
 
 // graphInputs are a graph's input nodes and their reusable values.
@@ -36,7 +39,12 @@ type graphInputs struct {
 	srcPos, tgtPos              *G.Node // [B*S, D], [B*T, D]; nil with relative attention
 	encBias, decBias, crossBias *G.Node // [B, 1, S, S], [B, 1, T, T], [B, 1, T, S]
 	mem                         *G.Node // [B*S, D], decode graphs only
-	vals                        map[*G.Node]*tensor.Dense
+	// Double I/O encoder inputs (E > 0 only; then S = E*So).
+	E, Si, So                     int
+	ioIn, ioOut                   *G.Node // int [B*E*Si], [B*E*So]
+	ioInPos, ioOutPos             *G.Node // [B*E*Si, D], [B*E*So, D]; nil with relative attention
+	inBias, outBias, outCrossBias *G.Node // [B*E, 1, Si, Si], [B*E, 1, So, So], [B*E, 1, So, Si]
+	vals                          map[*G.Node]*tensor.Dense
 }
 
 type compiled struct {
@@ -102,7 +110,24 @@ func (m *Transformer) build(k graphKey) (*compiled, error) {
 	}
 	needEnc := k.kind != kindDecode
 	needDec := k.kind != kindEncode
-	if needEnc {
+	if k.e > 0 && k.kind != kindDecode {
+		if k.s != k.e*k.so {
+			return nil, fmt.Errorf("I/O graph: memory length %d is not %d examples of %d", k.s, k.e, k.so)
+		}
+		in.E, in.Si, in.So = k.e, k.si, k.so
+		BE := B * k.e
+		in.ioIn = mk("io_in", tensor.Int, BE*k.si)
+		in.ioOut = mk("io_out", tensor.Int, BE*k.so)
+		in.inBias = mk("in_bias", tensor.Float32, BE, 1, k.si, k.si)
+		in.outBias = mk("out_bias", tensor.Float32, BE, 1, k.so, k.so)
+		in.outCrossBias = mk("out_cross_bias", tensor.Float32, BE, 1, k.so, k.si)
+		if !cfg.Relative {
+			in.ioInPos = mk("io_in_pos", tensor.Float32, BE*k.si, D)
+			fillPos(in.vals[in.ioInPos].Data().([]float32), BE, k.si, D)
+			in.ioOutPos = mk("io_out_pos", tensor.Float32, BE*k.so, D)
+			fillPos(in.vals[in.ioOutPos].Data().([]float32), BE, k.so, D)
+		}
+	} else if needEnc {
 		in.src = mk("src", tensor.Int, B*S)
 		in.encBias = mk("enc_bias", tensor.Float32, B, 1, S, S)
 		if !cfg.Relative {
@@ -122,12 +147,12 @@ func (m *Transformer) build(k graphKey) (*compiled, error) {
 	c := &compiled{}
 	switch k.kind {
 	case kindEncode:
-		c.out = b.encoder(in)
+		c.out = b.memory(in)
 	case kindDecode:
 		in.mem = mk("mem", tensor.Float32, B*S, D)
 		c.out = b.decoder(in, in.mem)
 	default:
-		mem := b.encoder(in)
+		mem := b.memory(in)
 		logits := b.decoder(in, mem) // [B*T, V]
 		in.tgt = mk("tgt", tensor.Int, B*T)
 		if b.err == nil {
@@ -170,7 +195,16 @@ func keyLess(a, b graphKey) bool {
 	if a.s != b.s {
 		return a.s < b.s
 	}
-	return a.t < b.t
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	if a.e != b.e {
+		return a.e < b.e
+	}
+	if a.si != b.si {
+		return a.si < b.si
+	}
+	return a.so < b.so
 }
 
 // fillPos writes sinusoidal positions (Vaswani et al. §3.5) for B rows of
@@ -237,6 +271,28 @@ func fillDecBias(dst []float32, kind string, ids []int, B, T int, nq []int) erro
 		}
 	}
 	return nil
+}
+
+// batchGraph returns the graph of kind for bt with its inputs set (all but
+// the targets).
+func (m *Transformer) batchGraph(kind graphKind, bt *Batch, eps float64) (*compiled, error) {
+	decLen := lengths(bt.Rows, bt.B, false)
+	if m.Cfg.DoubleIO() {
+		ib, err := m.splitIO(bt.Src, bt.B, bt.S)
+		if err != nil {
+			return nil, err
+		}
+		c, err := m.graph(ib.key(kind, bt.T, eps))
+		if err != nil {
+			return nil, err
+		}
+		return c, m.setIOInputs(c, ib, bt.DecIn, decLen)
+	}
+	c, err := m.graph(graphKey{kind: kind, b: bt.B, s: bt.S, t: bt.T, smoothing: float32(eps)})
+	if err != nil {
+		return nil, err
+	}
+	return c, m.setInputs(c, bt.Src, bt.DecIn, lengths(bt.Rows, bt.B, true), decLen)
 }
 
 // setInputs fills the id inputs and masks of c for one batch.

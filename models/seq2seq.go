@@ -29,7 +29,14 @@ func New(cfg Config, seed uint64, v *Vocab) (Seq2Seq, error) {
 	if IsLSTM(cfg.Variant) {
 		return NewLSTM(cfg, seed, v)
 	}
-	return NewTransformer(cfg, seed)
+	m, err := NewTransformer(cfg, seed)
+	if err == nil && cfg.DoubleIO() {
+		err = m.SetIOVocab(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Memory is the encoder output for a decoding batch.
@@ -68,12 +75,8 @@ func (m *Transformer) Loss(bt *Batch, train bool, eps float64, step int) (float6
 	if train {
 		kind = kindTrain
 	}
-	c, err := m.graph(graphKey{kind: kind, b: bt.B, s: bt.S, t: bt.T, smoothing: float32(eps)})
+	c, err := m.batchGraph(kind, bt, eps)
 	if err != nil {
-		return 0, err
-	}
-	srcLen, decLen := lengths(bt.Rows, bt.B, true), lengths(bt.Rows, bt.B, false)
-	if err := m.setInputs(c, bt.Src, bt.DecIn, srcLen, decLen); err != nil {
 		return 0, err
 	}
 	copy(c.in.vals[c.in.tgt].Data().([]int), bt.Tgt)
@@ -109,6 +112,9 @@ func scalar(n *G.Node) float32 {
 
 // Encode implements Seq2Seq.
 func (m *Transformer) Encode(src []int, B, S int) (*Memory, error) {
+	if m.Cfg.DoubleIO() {
+		return m.encodeIO(src, B, S)
+	}
 	c, err := m.graph(graphKey{kind: kindEncode, b: B, s: S})
 	if err != nil {
 		return nil, err

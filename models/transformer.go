@@ -24,6 +24,13 @@ type Transformer struct {
 	srcEmb, tgtEmb, outW, outB int
 	enc, dec                   []layerIDs
 	encLN, decLN               [2]int
+	// The output encoder of the double I/O encoder (ioencoder.go); empty
+	// unless Cfg.DoubleIO().
+	io   []layerIDs
+	ioLN [2]int
+	// ioArrow and ioSep are the source ids of "->" and "|" (ioSep -1 when
+	// the vocabulary has no "|"), set by SetIOVocab.
+	ioArrow, ioSep int
 	// MaxGraphs bounds the compiled graphs kept (least recently used
 	// ones are dropped and rebuilt when needed); default 8.
 	MaxGraphs int
@@ -101,6 +108,19 @@ func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
 	m.decLN = ln("dec.ln")
 	m.outW = p.Add("out.w", tensor.Shape{d, cfg.TgtVocab}, xavier(rng, d, cfg.TgtVocab))
 	m.outB = p.Add("out.b", tensor.Shape{cfg.TgtVocab}, constant(0))
+	if cfg.DoubleIO() {
+		// Created last, so the flat model's weights (and their initial
+		// values for a seed) are a prefix of the double model's.
+		for i := 0; i < cfg.Layers; i++ {
+			n := fmt.Sprintf("io%d", i)
+			l := layerIDs{self: attn(n+".self", cfg.Relative), cross: attn(n+".cross", false)}
+			l.ln[0], l.ln[1], l.ln[2] = ln(n+".ln0"), ln(n+".ln1"), ln(n+".ln2")
+			ffn(n+".ffn", &l)
+			m.io = append(m.io, l)
+		}
+		m.ioLN = ln("io.ln")
+	}
+	m.ioArrow, m.ioSep = -1, -1
 	return m, nil
 }
 
@@ -237,15 +257,22 @@ func (b *builder) embed(table int, ids, pos *G.Node) *G.Node {
 
 // encoder returns the memory [B*S, D].
 func (b *builder) encoder(in *graphInputs) *G.Node {
-	x := b.embed(b.m.srcEmb, in.src, in.srcPos) // [B*S, D]
+	return b.encodeStack(in.src, in.srcPos, in.B, in.S, in.encBias) // [B*S, D]
+}
+
+// encodeStack runs the encoder layers over ids [N*L] (N sequences of L
+// tokens, positions pos [N*L, D] or nil) under the padding bias [N, 1, L, L]
+// and returns [N*L, D].
+func (b *builder) encodeStack(ids, pos *G.Node, n, l int, bias *G.Node) *G.Node {
+	x := b.embed(b.m.srcEmb, ids, pos) // [N*L, D]
 	for i := range b.m.enc {
-		l := &b.m.enc[i]
-		x = b.residual(x, l.ln[0], func(y *G.Node) *G.Node {
-			return b.attention(y, y, l.self, in.B, in.S, in.S, in.encBias, true)
+		ly := &b.m.enc[i]
+		x = b.residual(x, ly.ln[0], func(y *G.Node) *G.Node {
+			return b.attention(y, y, ly.self, n, l, l, bias, true)
 		})
-		x = b.residual(x, l.ln[1], func(y *G.Node) *G.Node { return b.ffn(y, l) })
+		x = b.residual(x, ly.ln[1], func(y *G.Node) *G.Node { return b.ffn(y, ly) })
 	}
-	return b.layerNorm(x, b.m.encLN) // [B*S, D]
+	return b.layerNorm(x, b.m.encLN) // [N*L, D]
 }
 
 // decoder returns the logits [B*T, V] given the memory [B*S, D].
