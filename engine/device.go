@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// BuildTag is the build tag of the CUDA backend. It is not "cuda": that
+// tag also switches gorgonia.org/gorgonia to its own CUDA build, which needs
+// cuDNN headers Debian does not ship.
+const BuildTag = "gpu"
+
 // Device is what --device names: the CPU, or CUDA GPU Ordinal.
 type Device struct {
 	// CUDA selects a GPU; false is the CPU.
@@ -22,7 +27,7 @@ func (d Device) String() string {
 }
 
 // ParseDevice reads "cpu", "cuda" (GPU 0) or "cuda:N". A binary built
-// without the cuda tag refuses "cuda" with a message saying how to build one
+// without the gpu build tag refuses "cuda" with a message saying how to build one
 // that accepts it.
 func ParseDevice(s string) (Device, error) {
 	switch {
@@ -39,7 +44,7 @@ func ParseDevice(s string) (Device, error) {
 		}
 		if !CUDABuilt {
 			return Device{}, fmt.Errorf("device %q: this compgen binary was built without CUDA support; "+
-				"rebuild it with `go build -tags cuda ./cmd/compgen` (needs the CUDA toolkit: `make cuda-toolkit`)", s)
+				"rebuild it with `go build -tags %s ./cmd/compgen` (needs the CUDA toolkit: `make cuda-toolkit`)", s, BuildTag)
 		}
 		return d, nil
 	}

@@ -26,7 +26,7 @@ func TestParseDevice(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("ParseDevice(%q) = %v, %v; want an error containing %q", tc.in, d, err, tc.err)
 				}
-				if strings.Contains(tc.err, "CUDA") && !strings.Contains(err.Error(), "-tags cuda") {
+				if strings.Contains(tc.err, "CUDA") && !strings.Contains(err.Error(), "-tags "+BuildTag) {
 					t.Errorf("error %q does not say how to rebuild", err)
 				}
 				return

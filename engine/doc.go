@@ -3,7 +3,7 @@
 // forward and backward nodes) into a linear Program of kernel calls over
 // planned buffers, and a Machine runs that program on a Backend. The CPU
 // backend calls the pure-Go kernel references of package kernels; the CUDA
-// backend (build tag cuda) calls the same kernels on the GPU, so parameters,
+// backend (build tag gpu) calls the same kernels on the GPU, so parameters,
 // activations, gradients and optimizer state stay in device memory and only
 // batches go in and losses and logits come out (issue 8, "Design").
 //

@@ -1,12 +1,12 @@
-//go:build !cuda
+//go:build !gpu
 
 package engine
 
 import "fmt"
 
-// CUDABuilt says whether this binary has the CUDA backend (build tag cuda).
+// CUDABuilt says whether this binary has the CUDA backend (build tag gpu).
 const CUDABuilt = false
 
 func openCUDA(ordinal int) (Backend, error) {
-	return nil, fmt.Errorf("cuda:%d: this compgen binary was built without CUDA support; rebuild it with `go build -tags cuda ./cmd/compgen`", ordinal)
+	return nil, fmt.Errorf("cuda:%d: this compgen binary was built without CUDA support; rebuild it with `go build -tags %s ./cmd/compgen`", ordinal, BuildTag)
 }

@@ -94,50 +94,53 @@ var backends = []struct {
 func TestTrainStepMatchesTapeMachine(t *testing.T) {
 	for _, variant := range variants {
 		for _, bk := range backends {
-			t.Run(variant+"/"+bk.name, func(t *testing.T) {
-				m, bt := tiny(t, variant)
-				const step = 5
-				want, err := m.Loss(bt, true, 0.1, step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				view, err := m.TrainView(bt, 0.1, step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := engine.Compile(append(G.Nodes{view.Out}, view.Grads...), engine.Options{Inputs: view.Inputs})
-				if err != nil {
-					t.Fatal(err)
-				}
-				mc, err := engine.NewMachine(p, bk.be)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := mc.Run(); err != nil {
-					t.Fatal(err)
-				}
-				got, err := mc.Scalar(view.Out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				compare(t, "loss", []float32{float32(want)}, []float32{got}, bk.tol, 0)
-				ps := m.Params()
-				var floor float64 // the largest gradient of all
-				for _, i := range view.ParamIdx {
-					for _, v := range ps.Grads[i] {
-						floor = max(floor, math.Abs(float64(v)))
-					}
-				}
-				for k, gn := range view.Grads {
-					i := view.ParamIdx[k]
-					out := make([]float32, len(ps.Grads[i]))
-					if err := mc.Read(gn, out); err != nil {
-						t.Fatal(err)
-					}
-					compare(t, ps.Names[i], ps.Grads[i], out, bk.tol, floor)
-				}
-			})
+			t.Run(variant+"/"+bk.name, func(t *testing.T) { checkTrainStep(t, variant, bk.be, bk.tol) })
 		}
+	}
+}
+
+func checkTrainStep(t *testing.T, variant string, be engine.Backend, tol float64) {
+	m, bt := tiny(t, variant)
+	const step = 5
+	want, err := m.Loss(bt, true, 0.1, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := m.TrainView(bt, 0.1, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Compile(append(G.Nodes{view.Out}, view.Grads...), engine.Options{Inputs: view.Inputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := engine.NewMachine(p, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	if err := mc.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mc.Scalar(view.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "loss", []float32{float32(want)}, []float32{got}, tol, 0)
+	ps := m.Params()
+	var floor float64 // the largest gradient of all
+	for _, i := range view.ParamIdx {
+		for _, v := range ps.Grads[i] {
+			floor = max(floor, math.Abs(float64(v)))
+		}
+	}
+	for k, gn := range view.Grads {
+		i := view.ParamIdx[k]
+		out := make([]float32, len(ps.Grads[i]))
+		if err := mc.Read(gn, out); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, ps.Names[i], ps.Grads[i], out, tol, floor)
 	}
 }
 

@@ -1,0 +1,113 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	G "gorgonia.org/gorgonia"
+
+	"compgen/blas"
+	"compgen/engine"
+	"compgen/models"
+	"compgen/train"
+)
+
+// The benchmark batch is train's (train/bench_test.go): the paper-size
+// Transformer (3 layers, 4 heads, d 256, MLP 512, dropout 0.1) on 64 rows
+// of 16 source and 48 target tokens, SCAN-sized vocabularies.
+const benchB, benchS, benchT, benchV = 64, 16, 48, 24
+
+func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
+	blas.Use()
+	cfg := models.DefaultConfig()
+	cfg.SrcVocab, cfg.TgtVocab = benchV, benchV
+	m, err := models.NewTransformer(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := make([]models.Example, benchB)
+	ptr := make([]*models.Example, benchB)
+	for i := range rows {
+		src, tgt := make([]int, benchS), make([]int, benchT)
+		for j := range src {
+			src[j] = 4 + (i+j)%(benchV-4)
+		}
+		for j := range tgt {
+			tgt[j] = 4 + (i*7+j)%(benchV-4)
+		}
+		tgt[benchT-1] = models.EOSID
+		rows[i] = models.Example{Src: src, Tgt: tgt}
+		ptr[i] = &rows[i]
+	}
+	return m, models.MakeBatch(ptr, benchB, 8)
+}
+
+// BenchmarkTrainStep times one training step (forward, backward, clipping,
+// Adam) with Gorgonia's TapeMachine and with the engine on the CPU backend,
+// BLAS products and GEMM reference.
+func BenchmarkTrainStep(b *testing.B) {
+	run := func(b *testing.B, step func(i int) error, tokens int) {
+		if err := step(0); err != nil { // builds and compiles
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			if err := step(i + 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+		el := time.Since(start)
+		b.ReportMetric(float64(el.Milliseconds())/float64(b.N), "ms/step")
+		b.ReportMetric(float64(b.N*tokens)/el.Seconds(), "tokens/s")
+	}
+	b.Run("tape", func(b *testing.B) {
+		m, bt := benchModel(b)
+		opt := train.NewAdam(m.Params(), 0.9, 0.98, 1e-9)
+		run(b, func(i int) error {
+			if _, err := m.Loss(bt, true, 0.1, i); err != nil {
+				return err
+			}
+			opt.ClipGlobalNorm(1)
+			return opt.Step(m.Params(), 1e-4)
+		}, bt.Tokens)
+	})
+	for _, bk := range []struct {
+		name string
+		be   *engine.CPU
+	}{{"engine-blas", &engine.CPU{BLAS: true}}, {"engine-ref", &engine.CPU{}}} {
+		b.Run(bk.name, func(b *testing.B) {
+			m, bt := benchModel(b)
+			tr, err := models.NewEngineTrainer(m, bk.be, train.NewAdam(m.Params(), 0.9, 0.98, 1e-9).Cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tr.Close()
+			run(b, func(i int) error {
+				_, _, err := tr.Step(bt, 0.1, i, 1, 1e-4)
+				return err
+			}, bt.Tokens)
+		})
+	}
+}
+
+// BenchmarkPlanPaperSize compiles the paper-size training graph and
+// reports the planned arena against the sum of all activation sizes.
+func BenchmarkPlanPaperSize(b *testing.B) {
+	m, bt := benchModel(b)
+	view, err := m.TrainView(bt, 0.1, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p *engine.Program
+	for i := 0; i < b.N; i++ {
+		if p, err = engine.Compile(append(G.Nodes{view.Out}, view.Grads...), engine.Options{Inputs: view.Inputs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const mb = 4.0 / (1 << 20)
+	b.ReportMetric(float64(p.ArenaSize)*mb, "arena-MB")
+	b.ReportMetric(float64(p.ActivationTotal())*mb, "activations-MB")
+	b.ReportMetric(float64(p.PersistentSize())*mb, "persistent-MB")
+	b.ReportMetric(float64(len(p.Steps)), "steps")
+}
