@@ -24,6 +24,7 @@ type trainFlags struct {
 	lr, smoothing, clip, dropout     float64
 	seed                             uint64
 	strict                           bool
+	ioEncoder                        string
 }
 
 // register adds the flags; their zero defaults mean "keep the config's
@@ -49,6 +50,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.mlp, "mlp", 0, fmt.Sprintf("feed-forward inner size (config default %d)", d.Model.MLPDim))
 	fs.IntVar(&f.maxSrc, "max-src", 0, fmt.Sprintf("longest source in tokens; longer ones are truncated (config default %d)", d.Model.MaxSrcLen))
 	fs.IntVar(&f.maxTgt, "max-tgt", 0, fmt.Sprintf("longest target in tokens, EOS and separators included (config default %d)", d.Model.MaxTgtLen))
+	fs.StringVar(&f.ioEncoder, "io-encoder", "", "how a Transformer reads I/O-example sources (RobustFill): flat (one sequence) or double (each example apart, double attention) (config default flat)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation, batch order, dropout)")
 	fs.BoolVar(&f.strict, "strict", false, "fail on over-long examples instead of truncating them")
 }
@@ -94,6 +96,8 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 			cfg.Model.MaxSrcLen = f.maxSrc
 		case "max-tgt":
 			cfg.Model.MaxTgtLen = f.maxTgt
+		case "io-encoder":
+			cfg.Model.IOEncoder = f.ioEncoder
 		case "seed":
 			cfg.Seed = f.seed
 		case "strict":
