@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test demo bench deps clean fmt vet
+.PHONY: all build test demo bench bench-deps deps clean fmt vet
 
 all: build
 
@@ -21,8 +21,20 @@ test: deps
 demo: build
 	./scripts/demo.sh
 
-bench: build
-	./scripts/bench.sh
+# The side-by-side benchmarks run PyTorch from Debian's python3-torch;
+# PYTHON picks another interpreter that has torch.
+PYTHON ?= /usr/bin/python3
+
+bench: build bench-deps
+	PYTHON=$(PYTHON) ./scripts/bench.sh
+
+# bench-deps installs python3-torch when $(PYTHON) cannot import torch.
+bench-deps:
+	@if ! $(PYTHON) -c 'import torch' >/dev/null 2>&1; then \
+		echo "bench-deps: installing python3-torch"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-torch >/dev/null; \
+	fi
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
