@@ -114,3 +114,38 @@ func (m *GPT2) TrainView(seqs [][]int, first []int) (*GraphView, error) {
 	}
 	return v, nil
 }
+
+// LossView returns the evaluation graph Loss(bt, false, eps, 0) runs (no
+// dropout, no gradients), with its inputs set for bt.
+func (m *Transformer) LossView(bt *Batch, eps float64) (*GraphView, error) {
+	c, err := m.graph(graphKey{kind: kindLoss, b: bt.B, s: bt.S, t: bt.T, smoothing: float32(eps)})
+	if err != nil {
+		return nil, err
+	}
+	srcLen, decLen := lengths(bt.Rows, bt.B, true), lengths(bt.Rows, bt.B, false)
+	if err := m.setInputs(c, bt.Src, bt.DecIn, srcLen, decLen); err != nil {
+		return nil, err
+	}
+	copy(c.in.vals[c.in.tgt].Data().([]int), bt.Tgt)
+	return c.view(), nil
+}
+
+// EncodeView returns the encoder graph Encode(src, B, S) runs, with its
+// inputs set; Out is the memory [B*S, D]. It also returns the source
+// lengths Encode puts in its Memory.
+func (m *Transformer) EncodeView(src []int, B, S int) (*GraphView, []int, error) {
+	c, err := m.graph(graphKey{kind: kindEncode, b: B, s: S})
+	if err != nil {
+		return nil, nil, err
+	}
+	srcLen := make([]int, B)
+	for b := 0; b < B; b++ {
+		for j := 0; j < S && src[b*S+j] != PadID; j++ {
+			srcLen[b] = j + 1
+		}
+	}
+	if err := m.setInputs(c, src, nil, srcLen, nil); err != nil {
+		return nil, nil, err
+	}
+	return c.view(), srcLen, nil
+}

@@ -9,13 +9,14 @@ import (
 	"compgen/ops"
 )
 
-// EngineTrainer trains a Transformer through package engine: each batch
-// shape's training graph is compiled once into a program, and every
-// program's machine shares one set of weights, moments and gradients in the
-// backend's memory. Per step only the batch goes in and the loss and the
-// gradient norm come out. The host weights (Params) are stale until
-// Download.
-type EngineTrainer struct {
+// EngineModel runs a Transformer's graphs through package engine: each
+// graph (one per purpose and batch shape) is compiled once into a program,
+// and every program's machine shares one set of weights in the backend's
+// memory. It implements Seq2Seq, so evaluation and decoding run on the
+// backend too; Step trains, with the Adam moments on the backend as well,
+// and per step only the batch goes in and the loss and gradient norm come
+// out. The host weights (Params) are stale until Download.
+type EngineModel struct {
 	m     *Transformer
 	b     engine.Backend
 	w     *engine.Weights
@@ -31,9 +32,23 @@ type engineProg struct {
 	last  uint64
 }
 
-// NewEngineTrainer uploads m's weights to b, with zero Adam moments of
-// constants c.
-func NewEngineTrainer(m *Transformer, b engine.Backend, c ops.AdamConfig) (*EngineTrainer, error) {
+// NewEngineModel uploads m's weights to b, for evaluation and decoding.
+func NewEngineModel(m *Transformer, b engine.Backend) (*EngineModel, error) {
+	p := m.Params()
+	vals := make([][]float32, len(p.Names))
+	for i := range p.Names {
+		vals[i] = p.Data(i)
+	}
+	w, err := engine.NewWeights(b, p.Names, vals)
+	if err != nil {
+		return nil, err
+	}
+	return &EngineModel{m: m, b: b, w: w, zero: make([]engine.Buf, len(p.Names)), progs: map[any]*engineProg{}}, nil
+}
+
+// NewEngineTrainer is NewEngineModel with zero Adam moments of constants c,
+// for Step.
+func NewEngineTrainer(m *Transformer, b engine.Backend, c ops.AdamConfig) (*EngineModel, error) {
 	p := m.Params()
 	vals := make([][]float32, len(p.Names))
 	sizes := make([]int, len(p.Names))
@@ -50,15 +65,16 @@ func NewEngineTrainer(m *Transformer, b engine.Backend, c ops.AdamConfig) (*Engi
 		w.Free()
 		return nil, err
 	}
-	return &EngineTrainer{m: m, b: b, w: w, opt: opt, zero: make([]engine.Buf, len(p.Names)), progs: map[any]*engineProg{}}, nil
+	return &EngineModel{m: m, b: b, w: w, opt: opt, zero: make([]engine.Buf, len(p.Names)), progs: map[any]*engineProg{}}, nil
 }
 
-// Adam returns the optimizer, for loading and saving its moments.
-func (t *EngineTrainer) Adam() *engine.Adam { return t.opt }
+// Adam returns the optimizer (nil from NewEngineModel), for loading and
+// saving its moments.
+func (t *EngineModel) Adam() *engine.Adam { return t.opt }
 
 // program returns the machine of v's graph, compiling it on first use.
 // Machines of graphs the model has evicted are dropped with them.
-func (t *EngineTrainer) program(v *GraphView) (*engineProg, error) {
+func (t *EngineModel) program(v *GraphView) (*engineProg, error) {
 	t.clock++
 	if ep, ok := t.progs[v.Key]; ok {
 		ep.last = t.clock
@@ -90,7 +106,7 @@ func (t *EngineTrainer) program(v *GraphView) (*engineProg, error) {
 		}
 	}
 	for i, g := range ep.grads {
-		if g != nil {
+		if g != nil || len(v.Grads) == 0 {
 			continue
 		}
 		if t.zero[i] == nil {
@@ -110,21 +126,16 @@ func (t *EngineTrainer) program(v *GraphView) (*engineProg, error) {
 // clipped), then one Adam update with learning rate lr. It returns the loss
 // and the gradient norm before clipping; on a non-finite loss or norm the
 // weights are not updated.
-func (t *EngineTrainer) Step(bt *Batch, eps float64, step int, clip, lr float64) (loss, norm float64, err error) {
+func (t *EngineModel) Step(bt *Batch, eps float64, step int, clip, lr float64) (loss, norm float64, err error) {
+	if t.opt == nil {
+		return 0, 0, fmt.Errorf("engine model: no optimizer (made by NewEngineModel)")
+	}
 	v, err := t.m.TrainView(bt, eps, step)
 	if err != nil {
 		return 0, 0, err
 	}
-	ep, err := t.program(v)
+	ep, err := t.run(v)
 	if err != nil {
-		return 0, 0, fmt.Errorf("engine program: %w", err)
-	}
-	for k, n := range v.Inputs {
-		if err := ep.mc.Set(n, v.Values[k]); err != nil {
-			return 0, 0, err
-		}
-	}
-	if err := ep.mc.Run(); err != nil {
 		return 0, 0, err
 	}
 	l, err := ep.mc.Scalar(v.Out)
@@ -145,9 +156,101 @@ func (t *EngineTrainer) Step(bt *Batch, eps float64, step int, clip, lr float64)
 	return loss, norm, nil
 }
 
+// run uploads v's inputs to its program's machine and runs it.
+func (t *EngineModel) run(v *GraphView) (*engineProg, error) {
+	ep, err := t.program(v)
+	if err != nil {
+		return nil, fmt.Errorf("engine program: %w", err)
+	}
+	for k, n := range v.Inputs {
+		if err := ep.mc.Set(n, v.Values[k]); err != nil {
+			return nil, err
+		}
+	}
+	if err := ep.mc.Run(); err != nil {
+		return nil, err
+	}
+	return ep, nil
+}
+
+// Params implements Seq2Seq: the host weights, current after Download.
+func (t *EngineModel) Params() *Params { return t.m.Params() }
+
+// Loss implements Seq2Seq on the backend. With train the gradients are
+// downloaded into Params().Grads (Step keeps them on the backend instead).
+func (t *EngineModel) Loss(bt *Batch, train bool, eps float64, step int) (float64, error) {
+	var v *GraphView
+	var err error
+	if train {
+		v, err = t.m.TrainView(bt, eps, step)
+	} else {
+		v, err = t.m.LossView(bt, eps)
+	}
+	if err != nil {
+		return 0, err
+	}
+	ep, err := t.run(v)
+	if err != nil {
+		return 0, err
+	}
+	l, err := ep.mc.Scalar(v.Out)
+	if err != nil {
+		return 0, err
+	}
+	if train {
+		p := t.m.Params()
+		p.ZeroGrads()
+		for k, g := range v.Grads {
+			if err := ep.mc.Read(g, p.Grads[v.ParamIdx[k]]); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return float64(l), nil
+}
+
+// Encode implements Seq2Seq on the backend.
+func (t *EngineModel) Encode(src []int, B, S int) (*Memory, error) {
+	v, srcLen, err := t.m.EncodeView(src, B, S)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := t.run(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	out := make([]float32, v.Out.Shape().TotalSize())
+	if err := ep.mc.Read(v.Out, out); err != nil {
+		return nil, err
+	}
+	return &Memory{B: B, S: S, Data: out, SrcLen: srcLen}, nil
+}
+
+// Logits implements Seq2Seq on the backend.
+func (t *EngineModel) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error) {
+	v, err := t.m.DecodeView(mem, decIn, T, pos)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := t.run(v)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	all := make([]float32, v.Out.Shape().TotalSize()) // [B*T, V]
+	if err := ep.mc.Read(v.Out, all); err != nil {
+		return nil, err
+	}
+	V := t.m.Cfg.TgtVocab
+	out := make([]float32, mem.B*V)
+	for b := 0; b < mem.B; b++ {
+		copy(out[b*V:(b+1)*V], all[(b*T+pos)*V:(b*T+pos+1)*V])
+	}
+	return out, nil
+}
+
 // Download copies the trained weights into the model's Params (before
 // evaluating with the model, or saving a checkpoint).
-func (t *EngineTrainer) Download() error {
+func (t *EngineModel) Download() error {
 	p := t.m.Params()
 	vals := make([][]float32, len(p.Names))
 	for i := range vals {
@@ -157,7 +260,7 @@ func (t *EngineTrainer) Download() error {
 }
 
 // Close frees the backend memory.
-func (t *EngineTrainer) Close() {
+func (t *EngineModel) Close() {
 	for _, ep := range t.progs {
 		ep.mc.Close()
 	}
@@ -166,6 +269,8 @@ func (t *EngineTrainer) Close() {
 			t.b.Free(z)
 		}
 	}
-	t.opt.Free()
+	if t.opt != nil {
+		t.opt.Free()
+	}
 	t.w.Free()
 }
