@@ -144,12 +144,15 @@ func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
 	rng := data.SubRand(seed, "init")
 	H, p := cfg.Dim, &m.p
 	m.memW = 2 * H
+	// Decision: with the Transformer encoder too the source embeddings
+	// start at N(0, 0.01), not the Transformer's N(0, 1): next to the
+	// sinusoidal positions small embeddings leave position to dominate,
+	// and the copy decoder then copies tokens whose embeddings training
+	// never touched (copy task with dropout 0.1: 100% held-out exact
+	// match, against 10% with N(0, 1)).
+	m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 0.1))
 	if cfg.Encoder == EncoderTransformer {
-		// The Transformer's embedding scale: N(0, 1), positions added.
-		m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 1))
 		m.memW = H
-	} else {
-		m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, H}, normal(rng, 0.1))
 	}
 	m.tgtEmb = p.Add("tgt_emb", tensor.Shape{cfg.TgtVocab, H}, normal(rng, 0.1))
 	cell := func(name string, in int) cellIDs {

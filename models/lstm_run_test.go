@@ -18,8 +18,12 @@ func smallCopyRun(t *testing.T, variant string, steps int, dir string, resume bo
 	task := copyTask{trainN: 64, testN: 8, vocab: 20, minLen: 2, maxLen: 5}
 	rng := data.NewRand(5)
 	tr, dev := task.records(rng, "t", task.trainN), task.records(rng, "t", task.testN)
-	cfg := copyConfig(variant, false)
+	name, tenc := strings.CutSuffix(variant, "/transformer")
+	cfg := copyConfig(name, false)
 	cfg.Model.Dim, cfg.Model.Dropout = 8, 0.3
+	if tenc {
+		cfg.Model.Encoder, cfg.Model.EncoderHeads, cfg.Model.MLPDim = models.EncoderTransformer, 2, 16
+	}
 	cfg.Steps, cfg.Batch, cfg.EvalEvery = steps, 8, 5
 	if _, err := train.Train(context.Background(), cfg, train.Options{Dir: dir, Train: tr, Dev: dev, Resume: resume}); err != nil {
 		t.Fatal(err)
@@ -30,7 +34,7 @@ func smallCopyRun(t *testing.T, variant string, steps int, dir string, resume bo
 // uninterrupted run (dropout masks and batches depend only on seed and
 // step), and a reopened run computes the same loss.
 func TestLSTMResume(t *testing.T) {
-	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+	for _, variant := range []string{"lstm-attention", "lstm-copy", "lstm-copy/transformer"} {
 		t.Run(variant, func(t *testing.T) {
 			full, part := t.TempDir(), t.TempDir()
 			smallCopyRun(t, variant, 20, full, false)
@@ -49,6 +53,9 @@ func TestLSTMResume(t *testing.T) {
 			}
 			if _, ok := r.Model.(*models.LSTM); !ok {
 				t.Fatalf("OpenRun made a %T", r.Model)
+			}
+			if _, tenc := strings.CutSuffix(variant, "/transformer"); tenc != (r.Config.Model.Encoder == models.EncoderTransformer) {
+				t.Errorf("reopened run has encoder %q", r.Config.Model.Encoder)
 			}
 		})
 	}

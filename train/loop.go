@@ -35,6 +35,9 @@ type Options struct {
 	Vocab *models.Vocab
 	// InitWeights, when set, is a safetensors file to start from.
 	InitWeights string
+	// Init, when set, may change a new run's initial weights (after
+	// InitWeights; not on resume), e.g. to load a pretrained encoder.
+	Init func(m models.Seq2Seq, v *models.Vocab) error
 	// LogEvery is the number of steps between metrics lines (0: 100).
 	LogEvery int
 	// Stderr receives progress and warnings.
@@ -155,6 +158,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	} else {
 		if o.InitWeights != "" {
 			if err := LoadWeights(o.InitWeights, p); err != nil {
+				return nil, err
+			}
+		}
+		if o.Init != nil {
+			if err := o.Init(m, vocab); err != nil {
 				return nil, err
 			}
 		}

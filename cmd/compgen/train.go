@@ -20,6 +20,8 @@ type trainFlags struct {
 	steps, batch, batchTokens, width int
 	warmup, evalEvery, evalLimit     int
 	layers, heads, dim, mlp          int
+	encoder                          string
+	encoderLayers, encoderHeads      int
 	maxSrc, maxTgt                   int
 	lr, smoothing, clip, dropout     float64
 	seed                             uint64
@@ -48,6 +50,9 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.heads, "heads", 0, fmt.Sprintf("attention heads (config default %d)", d.Model.Heads))
 	fs.IntVar(&f.dim, "dim", 0, fmt.Sprintf("embedding size; the LSTMs' hidden size (config default %d; LSTM models %d)", d.Model.Dim, l.Model.Dim))
 	fs.IntVar(&f.mlp, "mlp", 0, fmt.Sprintf("feed-forward inner size (config default %d)", d.Model.MLPDim))
+	fs.StringVar(&f.encoder, "encoder", "", "encoder `KIND` of the LSTM models: lstm (bidirectional LSTM) or transformer (Transformer layers of width --dim, feed-forward --mlp) (LSTM models' default lstm)")
+	fs.IntVar(&f.encoderLayers, "encoder-layers", 0, "layers of the transformer encoder (default: --layers)")
+	fs.IntVar(&f.encoderHeads, "encoder-heads", 0, fmt.Sprintf("attention heads of the transformer encoder (LSTM models' default %d)", l.Model.EncoderHeads))
 	fs.IntVar(&f.maxSrc, "max-src", 0, fmt.Sprintf("longest source in tokens; longer ones are truncated (config default %d)", d.Model.MaxSrcLen))
 	fs.IntVar(&f.maxTgt, "max-tgt", 0, fmt.Sprintf("longest target in tokens, EOS and separators included (config default %d)", d.Model.MaxTgtLen))
 	fs.StringVar(&f.ioEncoder, "io-encoder", "", "how a Transformer reads I/O-example sources (RobustFill): flat (one sequence) or double (each example apart, double attention) (config default flat)")
@@ -92,6 +97,12 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 			cfg.Model.Dim = f.dim
 		case "mlp":
 			cfg.Model.MLPDim = f.mlp
+		case "encoder":
+			cfg.Model.Encoder = f.encoder
+		case "encoder-layers":
+			cfg.Model.EncoderLayers = f.encoderLayers
+		case "encoder-heads":
+			cfg.Model.EncoderHeads = f.encoderHeads
 		case "max-src":
 			cfg.Model.MaxSrcLen = f.maxSrc
 		case "max-tgt":
@@ -162,6 +173,7 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	out := fs.String("out", "", "run `DIR` (required)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
 	force := fs.Bool("force", false, "replace an existing run in --out")
+	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -170,6 +182,9 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	}
 	if *resume && *force {
 		return usagef("train: --resume and --force exclude each other")
+	}
+	if *resume && *initEnc != "" {
+		return usagef("train: --init-encoder starts a new run; --resume continues from the run's own weights")
 	}
 	blas.Use()
 	cfg, err := tf.baseConfig(fs, *out, *resume)
@@ -186,7 +201,13 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 			return fmt.Errorf("dev: %w", err)
 		}
 	}
-	res, err := train.Train(ctx, cfg, train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr})
+	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr}
+	if *initEnc != "" {
+		if opts.Init, err = initEncoder(*initEnc, &cfg, stderr); err != nil {
+			return err
+		}
+	}
+	res, err := train.Train(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"compgen/safetensors"
 )
 
 // TestTrainPredictFinetune runs the three commands on a tiny model.
@@ -130,4 +134,78 @@ func TestTrainDefaultsPerModel(t *testing.T) {
 			t.Errorf("exit %d, help lacks the LSTM defaults:\n%s", code, errs)
 		}
 	})
+}
+
+// TestTrainInitEncoder: an LSTM model with the Transformer encoder starts
+// from a Transformer run's encoder; mismatched sizes and other models are
+// refused before any run file is written.
+func TestTrainInitEncoder(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	base := filepath.Join(dir, "transformer")
+	small := []string{"--layers", "1", "--dim", "16", "--mlp", "32", "--batch", "4", "--steps", "1"}
+	if _, errs, code := runCLI(t, append([]string{"train", "--model", "transformer", "--heads", "2", "--train", data, "--out", base}, small...)...); code != 0 {
+		t.Fatalf("transformer run: exit %d: %s", code, errs)
+	}
+	lstmRun := filepath.Join(dir, "lstm")
+	if _, errs, code := runCLI(t, append([]string{"train", "--model", "lstm-copy", "--train", data, "--out", lstmRun}, small...)...); code != 0 {
+		t.Fatalf("lstm run: exit %d: %s", code, errs)
+	}
+	lstm := append([]string{"train", "--model", "lstm-copy", "--encoder", "transformer", "--train", data, "--lr", "1e-9"}, small...)
+	cases := []struct {
+		name  string
+		extra []string
+		code  int
+		want  string
+	}{
+		{"loads", []string{"--encoder-heads", "2", "--init-encoder", base}, 0, "encoder initialised from"},
+		{"heads differ", []string{"--encoder-heads", "4", "--init-encoder", base}, 1, "4 heads"},
+		{"layers differ", []string{"--encoder-heads", "2", "--encoder-layers", "2", "--init-encoder", base}, 1, "2 layers"},
+		{"not a transformer run", []string{"--encoder-heads", "2", "--init-encoder", lstmRun}, 1, "not a Transformer"},
+		{"no run", []string{"--encoder-heads", "2", "--init-encoder", filepath.Join(dir, "none")}, 1, "config.json"},
+		{"lstm encoder", []string{"--encoder", "lstm", "--init-encoder", base}, 2, "--encoder transformer"},
+		{"unknown encoder", []string{"--encoder", "gru"}, 2, `unknown encoder "gru"`},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprint("run", i))
+			_, errs, code := runCLI(t, append(append(append([]string(nil), lstm...), "--out", out), c.extra...)...)
+			if code != c.code || !strings.Contains(errs, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, c.code, c.want)
+			}
+			if code != 0 {
+				if _, err := os.Stat(filepath.Join(out, "config.json")); err == nil {
+					t.Errorf("a failed start left config.json")
+				}
+				return
+			}
+			// One step at lr 1e-9 leaves the loaded weights in place.
+			got, err := safetensors.ReadFile(filepath.Join(out, "model.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := safetensors.ReadFile(filepath.Join(base, "best.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"enc0.self.wq", "enc0.ffn.w2", "enc.ln.g"} {
+				g, _ := got.Get(name)
+				w, _ := want.Get(name)
+				if g == nil || w == nil {
+					t.Fatalf("tensor %s missing", name)
+				}
+				gv, _ := g.Float32s()
+				wv, _ := w.Float32s()
+				for k := range wv {
+					if math.Abs(float64(gv[k]-wv[k])) > 1e-6 {
+						t.Fatalf("%s[%d] = %v, the Transformer run's %v", name, k, gv[k], wv[k])
+					}
+				}
+			}
+			b, _ := os.ReadFile(filepath.Join(out, "config.json"))
+			if !strings.Contains(string(b), `"encoder": "transformer"`) {
+				t.Errorf("config.json lacks the encoder:\n%s", b)
+			}
+		})
+	}
 }
