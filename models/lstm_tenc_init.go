@@ -13,7 +13,7 @@ import (
 // initialisation. It returns how many of m's source tokens (specials
 // included) were found. The sizes (width, layers, heads, feed-forward) must
 // match; relative attention is refused, since this encoder uses sinusoidal
-// positions.
+// positions, and so is an encoder of I/O examples one by one.
 func (m *LSTM) InitEncoder(t *Transformer, tv, v *Vocab) (found int, err error) {
 	c, tc := m.Cfg, t.Cfg
 	switch {
@@ -21,6 +21,8 @@ func (m *LSTM) InitEncoder(t *Transformer, tv, v *Vocab) (found int, err error) 
 		return 0, fmt.Errorf("init encoder: the model's encoder is %q; a pretrained encoder needs encoder %q", c.Encoder, EncoderTransformer)
 	case tc.Relative:
 		return 0, fmt.Errorf("init encoder: the run (%s) uses relative attention; the LSTM models' Transformer encoder uses sinusoidal positions", tc.Variant)
+	case tc.DoubleIO():
+		return 0, fmt.Errorf("init encoder: the run encodes I/O examples apart (io_encoder %q); the LSTM models' encoder reads the source as one sequence", tc.IOEncoder)
 	case tc.Dim != c.Dim || tc.Layers != c.encoderLayers() || tc.Heads != c.EncoderHeads || tc.MLPDim != c.MLPDim:
 		return 0, fmt.Errorf("init encoder: the run's encoder has dim %d, %d layers, %d heads, mlp_dim %d; the model dim %d, %d layers, %d heads, mlp_dim %d",
 			tc.Dim, tc.Layers, tc.Heads, tc.MLPDim, c.Dim, c.encoderLayers(), c.EncoderHeads, c.MLPDim)

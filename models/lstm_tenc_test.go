@@ -142,6 +142,7 @@ func TestLSTMInitEncoderErrors(t *testing.T) {
 		{"mlp", nil, func(c *Config) { c.MLPDim = 8 }, "mlp_dim 8"},
 		{"dim", nil, func(c *Config) { c.Dim = 8 }, "dim 8"},
 		{"relative", nil, func(c *Config) { c.Variant, c.Relative = "relative", true }, "relative attention"},
+		{"double I/O", nil, func(c *Config) { c.IOEncoder = IODouble }, "I/O examples apart"},
 		{"lstm encoder", func(t *testing.T) *LSTM { m, _ := tinyLSTM(t, "lstm-copy", 0); return m }, func(c *Config) {}, `encoder is ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
