@@ -114,6 +114,7 @@ func checkTrainStep(t *testing.T, variant string, be engine.Backend, tol float64
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPlan(t, p)
 	mc, err := engine.NewMachine(p, be)
 	if err != nil {
 		t.Fatal(err)
@@ -181,5 +182,41 @@ func TestDecodeLogitsMatchTapeMachine(t *testing.T) {
 				compare(t, "logits", want, got, bk.tol, 0)
 			})
 		}
+	}
+}
+
+// checkPlan verifies a compiled program's memory plan: every activation a
+// step reads was written earlier and is live until then, and no two
+// activations live at the same step share arena memory.
+func checkPlan(t *testing.T, p *engine.Program) {
+	t.Helper()
+	for s, st := range p.Steps {
+		for _, id := range st.In {
+			b := &p.Bufs[id]
+			if b.Class == engine.Activation && !(b.Def < s && s <= b.LastUse) {
+				t.Fatalf("step %d reads %s live over [%d, %d]", s, b.Name, b.Def, b.LastUse)
+			}
+		}
+	}
+	var act []*engine.Buffer
+	for i := range p.Bufs {
+		if b := &p.Bufs[i]; b.Class == engine.Activation {
+			if b.Offset < 0 || b.Offset+b.Size > p.ArenaSize {
+				t.Fatalf("%s at %d+%d outside the arena of %d", b.Name, b.Offset, b.Size, p.ArenaSize)
+			}
+			act = append(act, b)
+		}
+	}
+	for i, a := range act {
+		for _, b := range act[i+1:] {
+			live := a.Def <= b.LastUse && b.Def <= a.LastUse
+			mem := a.Offset < b.Offset+b.Size && b.Offset < a.Offset+a.Size
+			if live && mem {
+				t.Fatalf("%s [%d,%d] and %s [%d,%d] are live together and overlap in the arena", a.Name, a.Def, a.LastUse, b.Name, b.Def, b.LastUse)
+			}
+		}
+	}
+	if p.ArenaSize > p.ActivationTotal() {
+		t.Fatalf("arena %d exceeds the sum of activations %d", p.ArenaSize, p.ActivationTotal())
 	}
 }
