@@ -20,7 +20,9 @@ type GraphView struct {
 	Grads    []*G.Node
 	ParamIdx []int
 	// Inputs are the per-batch input nodes; Values their values for the
-	// batch last set (the tensors the graph is bound to).
+	// batch last set (the tensors the graph is bound to). The sinusoidal
+	// position tables are not among them: they are fixed per graph, so an
+	// executor treats them as weights, uploaded once.
 	Inputs []*G.Node
 	Values []G.Value
 	// Drop is the graph's dropout source (nil without dropout), at the
@@ -33,7 +35,7 @@ type GraphView struct {
 func (c *compiled) view() *GraphView {
 	v := &GraphView{Out: c.out, Grads: c.grads, ParamIdx: c.gradIdx, Drop: c.drop, Key: c}
 	in := &c.in
-	for _, n := range []*G.Node{in.src, in.decIn, in.tgt, in.srcPos, in.tgtPos, in.encBias, in.decBias, in.crossBias, in.mem} {
+	for _, n := range []*G.Node{in.src, in.decIn, in.tgt, in.encBias, in.decBias, in.crossBias, in.mem} {
 		if n != nil {
 			v.Inputs = append(v.Inputs, n)
 			v.Values = append(v.Values, in.vals[n])
