@@ -22,8 +22,9 @@ type Backend interface {
 	View(b Buf, off, n int) Buf
 	// Free releases a buffer made by Alloc (not a view).
 	Free(b Buf)
-	// Upload and Download copy between host slices and buffers of the
-	// same length.
+	// Upload copies src into the first len(src) elements of dst, Download
+	// the first len(dst) elements of src into dst; the buffer must be at
+	// least that long.
 	Upload(dst Buf, src []float32) error
 	UploadInt(dst Buf, src []int32) error
 	UploadF64(dst Buf, src []float64) error
@@ -58,6 +59,8 @@ type Backend interface {
 	SoftmaxCEGrad(n, v int, p kernels.CEParams, x, t, dl, dx Buf) error
 	Dropout(n int, p kernels.DropoutParams, x, y, mask Buf) error
 	DropoutGrad(n int, dy, mask, dx Buf) error
+	// LogProbAt writes out[r] = log softmax(x_r)[t_r] in float64 (scoring).
+	LogProbAt(n, v int, x, t, out Buf) error
 	Adam(n int, p kernels.AdamParams, lr float32, step int, param, grad, m, v Buf) error
 	// SumSquares adds Σ x² to the float64 acc[0]; ClipByNorm scales x by
 	// limit/sqrt(sq[0]) when that norm exceeds limit.

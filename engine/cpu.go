@@ -39,7 +39,7 @@ func (c *CPU) Free(Buf)                    {}
 func (c *CPU) Sync() error                 { return nil }
 
 func (c *CPU) Upload(dst Buf, src []float32) error {
-	if d := f32(dst); len(d) != len(src) {
+	if d := f32(dst); len(d) < len(src) {
 		return fmt.Errorf("upload: %d elements into a buffer of %d", len(src), len(d))
 	}
 	copy(f32(dst), src)
@@ -47,7 +47,7 @@ func (c *CPU) Upload(dst Buf, src []float32) error {
 }
 
 func (c *CPU) UploadInt(dst Buf, src []int32) error {
-	if d := i32(dst); len(d) != len(src) {
+	if d := i32(dst); len(d) < len(src) {
 		return fmt.Errorf("upload: %d elements into a buffer of %d", len(src), len(d))
 	}
 	copy(i32(dst), src)
@@ -55,7 +55,7 @@ func (c *CPU) UploadInt(dst Buf, src []int32) error {
 }
 
 func (c *CPU) UploadF64(dst Buf, src []float64) error {
-	if d := f64(dst); len(d) != len(src) {
+	if d := f64(dst); len(d) < len(src) {
 		return fmt.Errorf("upload: %d elements into a buffer of %d", len(src), len(d))
 	}
 	copy(f64(dst), src)
@@ -63,7 +63,7 @@ func (c *CPU) UploadF64(dst Buf, src []float64) error {
 }
 
 func (c *CPU) Download(dst []float32, src Buf) error {
-	if s := f32(src); len(s) != len(dst) {
+	if s := f32(src); len(s) < len(dst) {
 		return fmt.Errorf("download: buffer of %d elements into %d", len(s), len(dst))
 	}
 	copy(dst, f32(src))
@@ -71,6 +71,9 @@ func (c *CPU) Download(dst []float32, src Buf) error {
 }
 
 func (c *CPU) DownloadF64(dst []float64, src Buf) error {
+	if s := f64(src); len(s) < len(dst) {
+		return fmt.Errorf("download: buffer of %d elements into %d", len(s), len(dst))
+	}
 	copy(dst, f64(src))
 	return nil
 }
@@ -192,6 +195,10 @@ func (c *CPU) Dropout(n int, p kernels.DropoutParams, x, y, mask Buf) error {
 }
 func (c *CPU) DropoutGrad(n int, dy, mask, dx Buf) error {
 	kernels.DropoutGradRef(n, f32(dy), f32(mask), f32(dx))
+	return nil
+}
+func (c *CPU) LogProbAt(n, v int, x, t, out Buf) error {
+	kernels.LogProbAtRef(n, v, f32(x), i32(t), f64(out))
 	return nil
 }
 func (c *CPU) Adam(n int, p kernels.AdamParams, lr float32, step int, param, grad, m, v Buf) error {

@@ -118,6 +118,9 @@ func (c *CUDA) Dropout(n int, p kernels.DropoutParams, x, y, mask Buf) error {
 func (c *CUDA) DropoutGrad(n int, dy, mask, dx Buf) error {
 	return c.Dev.DropoutGrad(n, kb(dy), kb(mask), kb(dx))
 }
+func (c *CUDA) LogProbAt(n, v int, x, t, out Buf) error {
+	return c.Dev.LogProbAt(n, v, kb(x), kb(t), kb(out))
+}
 func (c *CUDA) Adam(n int, p kernels.AdamParams, lr float32, step int, param, grad, m, v Buf) error {
 	return c.Dev.Adam(n, p, lr, step, kb(param), kb(grad), kb(m), kb(v))
 }

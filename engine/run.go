@@ -108,10 +108,7 @@ func (m *Machine) Set(n *G.Node, v G.Value) error {
 	case *tensor.Dense:
 		switch d := x.Data().(type) {
 		case []float32:
-			if pb.Int {
-				return fmt.Errorf("engine: %s holds ids, got float32 data", pb.Name)
-			}
-			return m.B.Upload(m.bufs[id], d)
+			return m.SetFloats(n, d)
 		case []int:
 			return m.SetInts(n, d)
 		}
@@ -121,11 +118,14 @@ func (m *Machine) Set(n *G.Node, v G.Value) error {
 
 // SetFloats uploads float32 data into n's buffer.
 func (m *Machine) SetFloats(n *G.Node, d []float32) error {
-	b, err := m.Buffer(n)
-	if err != nil {
-		return err
+	id, ok := m.Prog.nodeBuf[n]
+	if !ok {
+		return fmt.Errorf("engine: node %v is not in the program", n)
 	}
-	return m.B.Upload(b, d)
+	if pb := &m.Prog.Bufs[id]; pb.Int || len(d) != pb.Size {
+		return fmt.Errorf("engine: %s holds %d values (ids: %v), got %d floats", pb.Name, pb.Size, pb.Int, len(d))
+	}
+	return m.B.Upload(m.bufs[id], d)
 }
 
 // SetInts uploads ids into n's integer buffer.
@@ -135,6 +135,9 @@ func (m *Machine) SetInts(n *G.Node, d []int) error {
 		return fmt.Errorf("engine: node %v is not an integer input of the program", n)
 	}
 	pb := &m.Prog.Bufs[id]
+	if len(d) != pb.Size {
+		return fmt.Errorf("engine: %s holds %d ids, got %d", pb.Name, pb.Size, len(d))
+	}
 	m.conv = m.conv[:0]
 	for i, v := range d {
 		if pb.HasIgnore && v == int(pb.Ignore) {
@@ -151,11 +154,14 @@ func (m *Machine) SetInts(n *G.Node, d []int) error {
 
 // Read downloads n's value into dst (its full size).
 func (m *Machine) Read(n *G.Node, dst []float32) error {
-	b, err := m.Buffer(n)
-	if err != nil {
-		return err
+	id, ok := m.Prog.nodeBuf[n]
+	if !ok {
+		return fmt.Errorf("engine: node %v is not in the program", n)
 	}
-	return m.B.Download(dst, b)
+	if pb := &m.Prog.Bufs[id]; len(dst) != pb.Size {
+		return fmt.Errorf("engine: %s holds %d values, reading into %d", pb.Name, pb.Size, len(dst))
+	}
+	return m.B.Download(dst, m.bufs[id])
 }
 
 // Scalar downloads a one-element value (the loss).
