@@ -4,9 +4,11 @@ package engine_test
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 
+	"compgen/data"
 	"compgen/engine"
 	"compgen/models"
 	"compgen/train"
@@ -93,4 +95,78 @@ func BenchmarkGPUTrainStep(b *testing.B) {
 	el := time.Since(start)
 	b.ReportMetric(float64(el.Milliseconds())/float64(b.N), "ms/step")
 	b.ReportMetric(float64(b.N*bt.Tokens)/el.Seconds(), "tokens/s")
+}
+
+// TestGPUGPT2Scores: GPT-2 scoring on the GPU against the CPU model.
+func TestGPUGPT2Scores(t *testing.T) {
+	be := gpu(t)
+	cfg := models.GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
+	m, err := models.NewGPT2(cfg, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := [][]int{{29, 1, 2, 3, 4, 29}, {29, 5, 6, 29}, {7, 8}}
+	first := []int{1, 2, 1}
+	want, err := m.TokenLogProbs(seqs, first, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := models.NewGPT2Engine(m, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got, err := e.TokenLogProbs(seqs, first, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		for k := range want[i] {
+			if math.Abs(got[i][k]-want[i][k]) > 1e-3*max(1, math.Abs(want[i][k])) {
+				t.Fatalf("sequence %d token %d: GPU %v, CPU %v", i, k, got[i][k], want[i][k])
+			}
+		}
+	}
+}
+
+// BenchmarkGPUGPT2Score is models' BenchmarkGPT2Score on the GPU: GPT-2
+// small (random weights, or GPT2_BENCH_DIR), 32 sequences of 32 tokens.
+func BenchmarkGPUGPT2Score(b *testing.B) {
+	be := gpu(b)
+	var m *models.GPT2
+	var err error
+	if dir := os.Getenv("GPT2_BENCH_DIR"); dir != "" {
+		m, err = models.LoadGPT2(dir)
+	} else {
+		m, err = models.NewGPT2(models.DefaultGPT2Config(), 1)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := models.NewGPT2Engine(m, be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	const B, T = 32, 32
+	rng := data.NewRand(1)
+	seqs := make([][]int, B)
+	first := make([]int, B)
+	for i := range seqs {
+		seqs[i] = make([]int, T)
+		for t := range seqs[i] {
+			seqs[i][t] = rng.IntN(m.Cfg.VocabSize)
+		}
+		first[i] = 1
+	}
+	if _, err := e.TokenLogProbs(seqs, first, B); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.TokenLogProbs(seqs, first, B); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(B*T*b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
