@@ -37,3 +37,21 @@ func TestParseDevice(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseDevice: any flag value parses or errors without panicking, and
+// an accepted one prints back to a value that parses to the same device.
+func FuzzParseDevice(f *testing.F) {
+	for _, s := range []string{"cpu", "cuda", "cuda:0", "cuda:12", "cuda:", "cuda:+1", "cuda:08", "CPU", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDevice(s)
+		if err != nil {
+			return
+		}
+		d2, err := ParseDevice(d.String())
+		if err != nil || d2 != d {
+			t.Fatalf("%q -> %v -> %v, %v", s, d, d2, err)
+		}
+	})
+}
