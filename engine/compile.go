@@ -105,6 +105,9 @@ func (c *compiler) newBuf(n *G.Node, class Class) (int, error) {
 	switch n.Dtype() {
 	case tensor.Float32:
 	case tensor.Int, tensor.Int32, tensor.Int64:
+		if class == Activation {
+			return 0, fmt.Errorf("integer-valued op results are not supported")
+		}
 		b.Int = true
 	default:
 		return 0, fmt.Errorf("dtype %v not supported (float32 and int only)", n.Dtype())
