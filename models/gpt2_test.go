@@ -2,6 +2,7 @@ package models
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -298,6 +299,7 @@ func TestGPT2InferMatchesWholeGraph(t *testing.T) {
 	}
 	want := whole.hidden.Value().Data().([]float32)
 	before := m.Snapshot()
+	var bufs []uintptr
 	for run := 0; run < 2; run++ { // the second run reuses the buffers
 		c, err := m.inferGraph(B, T)
 		if err != nil {
@@ -306,6 +308,26 @@ func TestGPT2InferMatchesWholeGraph(t *testing.T) {
 		got, err := m.forwardInfer(c, seqs, m.Cfg.VocabSize-1)
 		if err != nil {
 			t.Fatal(err)
+		}
+		reused := 0
+		for i, n := range c.block.order {
+			if c.block.fresh[i] && !strings.HasPrefix(fmt.Sprint(n.Op()), "Reshape") {
+				t.Errorf("block node %v is recomputed every run", n)
+			}
+			if n.Op() == nil || c.block.fresh[i] || n.IsScalar() {
+				continue
+			}
+			if run == 0 {
+				bufs = append(bufs, c.block.vals[i].Uintptr())
+				continue
+			}
+			if c.block.vals[i].Uintptr() != bufs[reused] {
+				t.Errorf("block node %v: new buffer on the second run", n)
+			}
+			reused++
+		}
+		if run == 1 && reused != len(bufs) {
+			t.Errorf("%d block nodes reuse their buffers, %d had one", reused, len(bufs))
 		}
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
