@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 
@@ -38,7 +39,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	fc := lm.DefaultFoldConfig()
 	folds := fs.Int("folds", 0, "k-fold fine-tuning with this many folds (0: score with the model as is)")
 	fs.IntVar(&fc.MaxSteps, "max-steps", fc.MaxSteps, "fine-tuning steps per fold")
-	fs.Float64Var(&fc.LR, "lr", fc.LR, "fine-tuning learning rate (constant)")
+	fs.Float64Var(&fc.LR, "lr", fc.LR, fmt.Sprintf("fine-tuning learning rate (constant; %g with --from-scratch unless set)", scratchLR))
 	fs.IntVar(&fc.Batch, "train-batch", fc.Batch, "fine-tuning examples per step")
 	fs.IntVar(&fc.EvalEvery, "eval-every", fc.EvalEvery, "steps between validation perplexity checks")
 	fs.Uint64Var(&fc.Seed, "seed", fc.Seed, "seed for folds, validation part, batch order and --from-scratch weights")
@@ -65,6 +66,11 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 			return usagef("score: %v", err)
 		}
 		if *scratch {
+			lrSet := false
+			fs.Visit(func(f *flag.Flag) { lrSet = lrSet || f.Name == "lr" })
+			if !lrSet {
+				fc.LR = scratchLR
+			}
 			if *size != "tiny" && *size != "small" {
 				return usagef("score: --size %q: want tiny or small", *size)
 			}
@@ -110,7 +116,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 			return err
 		}
 		sizeCfg.VocabSize = v.Size()
-		fmt.Fprintf(stderr, "score: from-scratch model over the %d token ids of the data (of %d)\n", v.Size(), tok.VocabSize())
+		fmt.Fprintf(stderr, "score: from-scratch model over the %d token ids of the data (of %d), learning rate %g\n", v.Size(), tok.VocabSize(), fc.LR)
 	}
 	var scores []lm.Score
 	if *folds > 0 {
@@ -147,3 +153,10 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	fmt.Fprintf(stderr, "score: wrote %d scores to %s\n", len(scores), *out)
 	return nil
 }
+
+// scratchLR is the default learning rate of --from-scratch. Godbole & Jia's
+// 2e-5 (App. A.2) is for fine-tuning a pretrained GPT-2; a freshly
+// initialised model trains at the rates of small Transformers (on 3,000 SCAN
+// commands, 1e-3 takes the tiny model's validation perplexity from 22 to
+// about 4 in 500 steps).
+const scratchLR = 1e-3

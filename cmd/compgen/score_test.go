@@ -64,6 +64,15 @@ func TestScoreCommand(t *testing.T) {
 	if _, err := os.Stat(out + "3"); err == nil {
 		t.Error("failed run left an output file")
 	}
+	t.Run("from scratch default learning rate", func(t *testing.T) {
+		_, errs, code := runCLI(t, "score", "--lm", scoreFixture, "--in", in, "--out", filepath.Join(dir, "lr.jsonl"), "--folds", "2",
+			"--from-scratch", "--max-steps", "1", "--train-batch", "1", "--eval-every", "1")
+		// Two records leave one per training fold, none for validation: the
+		// run fails after reporting its settings.
+		if code != 1 || !strings.Contains(errs, "learning rate 0.001") {
+			t.Errorf("exit %d: %s", code, errs)
+		}
+	})
 	t.Run("from scratch is deterministic", func(t *testing.T) {
 		var lines []string
 		for i := 0; i < 8; i++ {
