@@ -31,14 +31,24 @@ type Transformer struct {
 	// ioArrow and ioSep are the source ids of "->" and "|" (ioSep -1 when
 	// the vocabulary has no "|"), set by SetIOVocab.
 	ioArrow, ioSep int
-	// MaxGraphs bounds the compiled graphs kept (least recently used
-	// ones are dropped and rebuilt when needed); default 8.
+	// MaxGraphs bounds the number of compiled graphs kept (least recently
+	// used ones are dropped and rebuilt when needed); default 8.
 	MaxGraphs int
+	// GraphBudget bounds the estimated bytes of the compiled graphs kept
+	// (activations and gradients, see graphBytes); <= 0 means no byte
+	// bound. Default DefaultGraphBudget.
+	GraphBudget int64
 
-	graphs map[graphKey]*compiled
-	clock  uint64
-	seed   uint64 // dropout masks derive from it
+	graphs      map[graphKey]*compiled
+	cachedBytes int64 // sum of the cached graphs' bytes
+	clock       uint64
+	seed        uint64 // dropout masks derive from it
 }
+
+// DefaultGraphBudget is the default GraphBudget: 2 GiB of estimated graph
+// memory. The Go heap may grow to about twice its live size between
+// collections, so a process's peak lies above it.
+const DefaultGraphBudget int64 = 2 << 30
 
 type attnIDs struct{ wq, wk, wv, wo, bq, bk, bv, bo, rel int }
 
@@ -59,7 +69,7 @@ func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
 		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)
 	}
 	rng := data.SubRand(seed, "init")
-	m := &Transformer{Cfg: cfg, MaxGraphs: 8, graphs: map[graphKey]*compiled{}, seed: seed}
+	m := &Transformer{Cfg: cfg, MaxGraphs: 8, GraphBudget: DefaultGraphBudget, graphs: map[graphKey]*compiled{}, seed: seed}
 	d, p := cfg.Dim, &m.p
 	// Embeddings N(0, 1) without the sqrt(d) factor: the same forward pass
 	// as Vaswani's N(0, 1/d) scaled by sqrt(d).
