@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"compgen/data"
+	"compgen/data/robustfill"
 )
 
 // Special token ids, the same in source and target vocabularies.
@@ -162,37 +163,17 @@ func (v *Vocab) Detok(ids []int) string {
 	return b.String()
 }
 
-// SourceTokens is the model input of a record: its Input, or for I/O
-// specifications the examples joined as "in -> out | in -> out", character
-// by character, so a text vocabulary covers them.
+// SourceTokens is the model input of a record: its Input, or for a record
+// with I/O examples but no Input, the tokens of the flat source the
+// RobustFill generator would have written for them (robustfill.EncodeIO:
+// "in -> out | in -> out", one token per character, with SPACE, PIPE and
+// U+XXXX escapes), so the double I/O encoder splits both alike at "|" and
+// "->".
 func SourceTokens(r *data.Record) []string {
 	if r.Input != "" || len(r.Inputs) == 0 {
 		return Tokens(r.Input)
 	}
-	var out []string
-	for i, in := range r.Inputs {
-		if i > 0 {
-			out = append(out, "|")
-		}
-		out = append(out, chars(in)...)
-		out = append(out, "->")
-		if i < len(r.Outputs) {
-			out = append(out, chars(r.Outputs[i])...)
-		}
-	}
-	return out
-}
-
-func chars(s string) []string {
-	out := make([]string, 0, len(s))
-	for _, c := range s {
-		if c == ' ' {
-			out = append(out, "<sp>")
-			continue
-		}
-		out = append(out, string(c))
-	}
-	return out
+	return Tokens(robustfill.EncodeIO(r.Inputs, r.Outputs))
 }
 
 // ReadVocab loads vocab.json.
