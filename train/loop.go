@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"compgen/data"
+	"compgen/engine"
 	"compgen/models"
 	"compgen/progress"
 )
@@ -42,6 +43,12 @@ type Options struct {
 	LogEvery int
 	// Stderr receives progress and warnings.
 	Stderr io.Writer
+	// Backend, when set, runs training and evaluation on package engine's
+	// executor on that backend (weights, gradients and Adam moments stay
+	// there between checkpoints); nil runs Gorgonia's TapeMachine on the
+	// host. A run-time choice: it is not saved in the run's config, and a
+	// run may resume on another device.
+	Backend engine.Backend
 }
 
 // Result summarises a finished run.
@@ -90,6 +97,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	}
 	if len(o.Train) == 0 {
 		return nil, errors.New("training data is empty")
+	}
+	if o.Backend != nil {
+		if err := EngineSupported(cfg.Model); err != nil {
+			return nil, err // before the run folder is touched
+		}
 	}
 	var st State
 	vocab := o.Vocab
@@ -170,6 +182,15 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	var eng *models.EngineModel // nil: the TapeMachine path
+	eval := m
+	if o.Backend != nil {
+		if eng, err = newEngineTrainer(m, cfg.Model, o.Backend, opt); err != nil {
+			return nil, err
+		}
+		defer eng.Close()
+		eval = eng
+	}
 	if o.Resume {
 		if err := trimMetrics(filepath.Join(o.Dir, MetricsFile), st.Step); err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
@@ -190,6 +211,10 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if st.Step > 0 {
 		label = fmt.Sprintf("train (resumed at step %d)", st.Step)
 	}
+	if o.Backend != nil {
+		label += " on " + o.Backend.Name()
+		fmt.Fprintf(o.Stderr, "train: engine executor on %s\n", o.Backend.Name())
+	}
 	bar := progress.New(o.Stderr, label, int64(cfg.Steps-st.Step))
 	defer bar.Finish()
 	ep := &epochs{ex: trainEx, cfg: &cfg}
@@ -205,17 +230,26 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, fmt.Errorf("interrupted at step %d; last checkpoint: %s: %w", step, lastGood, err)
 		}
 		bt := ep.batch(step)
-		loss, err := m.Loss(bt, true, cfg.LabelSmoothing, step)
-		if err != nil {
-			return nil, fmt.Errorf("step %d: %w", step, err)
+		lr := LearningRate(cfg.LR, cfg.Warmup, step)
+		var loss, norm float64
+		if eng != nil {
+			// Step leaves the weights alone on a non-finite loss or norm.
+			if loss, norm, err = eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr); err != nil {
+				return nil, fmt.Errorf("step %d: %s: %w", step, o.Backend.Name(), err)
+			}
+		} else {
+			if loss, err = m.Loss(bt, true, cfg.LabelSmoothing, step); err != nil {
+				return nil, fmt.Errorf("step %d: %w", step, err)
+			}
+			norm = opt.ClipGlobalNorm(cfg.ClipNorm)
 		}
-		norm := opt.ClipGlobalNorm(cfg.ClipNorm)
 		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 			return nil, fmt.Errorf("step %d: loss %v, gradient norm %v: training diverged; last good checkpoint: %s", step, loss, norm, lastGood)
 		}
-		lr := LearningRate(cfg.LR, cfg.Warmup, step)
-		if err := opt.Step(p, lr); err != nil {
-			return nil, fmt.Errorf("step %d: %w", step, err)
+		if eng == nil {
+			if err := opt.Step(p, lr); err != nil {
+				return nil, fmt.Errorf("step %d: %w", step, err)
+			}
 		}
 		sumLoss += loss
 		sumTok += float64(bt.Tokens)
@@ -234,7 +268,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || step == cfg.Steps {
 			best := true
 			if len(devEx) > 0 {
-				dl, em, err := Evaluate(ctx, m, vocab, o.Dev, devEx, &cfg)
+				dl, em, err := Evaluate(ctx, eval, vocab, o.Dev, devEx, &cfg)
 				if err != nil {
 					return nil, fmt.Errorf("step %d: dev: %w", step, err)
 				}
@@ -248,6 +282,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 				bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", res.TrainLoss, dl, 100*em))
 			} else {
 				st.BestStep = step
+			}
+			if eng != nil {
+				if err := syncHost(eng, opt); err != nil {
+					return nil, fmt.Errorf("step %d: checkpoint: %s: %w", step, o.Backend.Name(), err)
+				}
 			}
 			st.Step, st.AdamT = step, opt.T
 			if err := saveCheckpoint(o.Dir, p, opt, st, best); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"compgen/data"
+	"compgen/engine"
 	"compgen/models"
 	"compgen/progress"
 )
@@ -94,6 +95,9 @@ type FinetuneOptions struct {
 	Force bool
 	// Stderr receives progress.
 	Stderr io.Writer
+	// Backend, when set, trains on package engine's executor (see
+	// Options.Backend); nil: the TapeMachine.
+	Backend engine.Backend
 }
 
 // Finetune trains a copy of base on recs, all in one batch, and writes a
@@ -114,5 +118,5 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 	}
 	cfg.BucketWidth = models.RoundUp(min(longest, max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)), 8)
 	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
-		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1})
+		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1, Backend: o.Backend})
 }

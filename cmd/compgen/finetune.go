@@ -21,6 +21,7 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	steps := fs.Int("steps", 30, "updates")
 	lr := fs.Float64("lr", 1e-4, "constant learning rate")
 	force := fs.Bool("force", false, "replace an existing run in --out")
+	devName := deviceFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -30,16 +31,28 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if *steps < 1 || !(*lr > 0) {
 		return usagef("finetune: --steps must be >= 1 and --lr > 0")
 	}
+	dev, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
 	blas.Use()
 	base, err := train.OpenRun(*runDir, true)
 	if err != nil {
 		return err
 	}
+	if err := dev.check(base.Config.Model); err != nil {
+		return err
+	}
+	be, release, err := dev.open()
+	if err != nil {
+		return err
+	}
+	defer release()
 	recs, err := data.ReadRecords(*dataPath)
 	if err != nil {
 		return err
 	}
-	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr})
+	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr, Backend: be})
 	if err != nil {
 		return err
 	}

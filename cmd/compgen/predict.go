@@ -25,6 +25,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	batch := fs.Int("batch", 64, "examples decoded together")
 	last := fs.Bool("last", false, "use the latest weights instead of the best dev checkpoint")
 	force := fs.Bool("force", false, "replace an existing --out")
+	devName := deviceFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -34,6 +35,10 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if *beam < 1 || *batch < 1 || *maxLen < 0 || *alpha < 0 {
 		return usagef("predict: --beam and --batch must be >= 1, --max-len and --alpha >= 0")
 	}
+	dev, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}
@@ -41,6 +46,21 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	r, err := train.OpenRun(*runDir, !*last)
 	if err != nil {
 		return err
+	}
+	if err := dev.check(r.Config.Model); err != nil {
+		return err
+	}
+	be, release, err := dev.open()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if be != nil {
+		done, err := r.UseBackend(be)
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	recs, err := data.ReadRecords(*in)
 	if err != nil {

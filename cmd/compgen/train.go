@@ -173,6 +173,7 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	out := fs.String("out", "", "run `DIR` (required)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
 	force := fs.Bool("force", false, "replace an existing run in --out")
+	devName := deviceFlag(fs)
 	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
@@ -186,9 +187,16 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	if *resume && *initEnc != "" {
 		return usagef("train: --init-encoder starts a new run; --resume continues from the run's own weights")
 	}
+	dv, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
 	blas.Use()
 	cfg, err := tf.baseConfig(fs, *out, *resume)
 	if err != nil {
+		return err
+	}
+	if err := dv.check(cfg.Model); err != nil {
 		return err
 	}
 	recs, err := data.ReadRecords(*trainPath)
@@ -207,6 +215,12 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 			return err
 		}
 	}
+	be, release, err := dv.open()
+	if err != nil {
+		return err
+	}
+	defer release()
+	opts.Backend = be
 	res, err := train.Train(ctx, cfg, opts)
 	if err != nil {
 		return err
