@@ -14,3 +14,7 @@ cd "$(dirname "$0")/.."
 # --- Splits: compounds and MCD on all SCAN commands (BENCHMARKS.md "Splits") ---
 go test ./data/split -run '^$' -bench 'MCDSCAN|CompoundsSCAN' -benchtime 1x
 # --- end Splits ---
+
+# --- Engine: paper-size plan and training step, TapeMachine against the engine on BLAS (docs/engine.md) ---
+go test ./engine -run '^$' -bench 'PlanPaperSize|TrainStep/(tape|engine-blas)' -benchtime 3x
+# --- end Engine ---
