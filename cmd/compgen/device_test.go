@@ -258,3 +258,40 @@ func TestDeviceRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestDeviceScore checks score --device engine-cpu (GPT2Engine) against
+// the TapeMachine: same ids and token counts, scores and per-token
+// log-probabilities within devTol.
+func TestDeviceScore(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"id":"a","input":"jump twice","output":"JUMP JUMP"}`+"\n"+
+		`{"id":"b","input":"walk","output":"WALK"}`+"\n"+`{"id":"c","input":"look left thrice","output":"LTURN LOOK"}`+"\n"), 0o644)
+	want, got := filepath.Join(dir, "cpu.jsonl"), filepath.Join(dir, "engine.jsonl")
+	mustRun(t, "score", "--lm", scoreFixture, "--in", in, "--out", want, "--per-token", "--batch", "2")
+	errs := mustRun(t, "score", "--lm", scoreFixture, "--in", in, "--out", got, "--per-token", "--batch", "2", "--device", engineCPU)
+	if !strings.Contains(errs, "engine executor on cpu") {
+		t.Errorf("stderr does not name the backend:\n%s", errs)
+	}
+	sameJSONL(t, want, got)
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"folds", []string{"--folds", "2", "--device", engineCPU}, "no engine"},
+		{"bad device", []string{"--device", "cuda:-1"}, "cuda:N"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "refused.jsonl")
+			_, errs, code := runCLI(t, append([]string{"score", "--lm", scoreFixture, "--in", in, "--out", out}, c.args...)...)
+			if code != 2 || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a refused command left %s", out)
+			}
+		})
+	}
+}

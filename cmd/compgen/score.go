@@ -46,6 +46,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	scratch := fs.Bool("from-scratch", false, "with --folds: start each fold from fresh weights of --size instead of DIR's weights")
 	size := fs.String("size", "tiny", "model size for --from-scratch: tiny or small")
 	force := fs.Bool("force", false, "replace an existing --out")
+	devName := deviceFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -58,6 +59,15 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	}
 	if err := sc.Validate(); err != nil {
 		return usagef("score: %v", err)
+	}
+	dev, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
+	if dev.engine && *folds > 0 {
+		// Fine-tuning GPT-2 runs on the TapeMachine only; scoring the folds
+		// on the device alone would hide that most of the work is not.
+		return usagef("score: --device %s: --folds fine-tunes GPT-2, which has no engine (GPU) path yet (use --device cpu)", dev.name)
 	}
 	var sizeCfg models.GPT2Config
 	if *folds > 0 {
@@ -128,9 +138,28 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		}
 		scores, err = lm.ScoreFolds(ctx, newModel, ex, sc, fc, stderr)
 	} else {
-		bar := progress.New(stderr, "score", int64(len(ex)))
-		scores, err = lm.ScoreAll(ctx, base, ex, sc, bar)
+		var m lm.LogProber = base
+		label := "score"
+		be, release, err := dev.open()
+		if err != nil {
+			return err
+		}
+		defer release()
+		if be != nil {
+			ge, err := models.NewGPT2Engine(base, be)
+			if err != nil {
+				return fmt.Errorf("score: %s: %w", be.Name(), err)
+			}
+			defer ge.Close()
+			m, label = ge, "score on "+be.Name()
+			fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
+		}
+		bar := progress.New(stderr, label, int64(len(ex)))
+		scores, err = lm.ScoreAll(ctx, m, ex, sc, bar)
 		bar.Finish()
+		if err != nil {
+			return err
+		}
 	}
 	if err != nil {
 		return err
