@@ -61,6 +61,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 			return err
 		}
 		defer done()
+		fmt.Fprintf(stderr, "predict: engine executor on %s\n", be.Name())
 	}
 	recs, err := data.ReadRecords(*in)
 	if err != nil {
