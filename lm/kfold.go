@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"compgen/data"
 	"compgen/models"
@@ -52,11 +53,68 @@ func (c FoldConfig) Validate() error {
 	return nil
 }
 
-// ScoreFolds partitions ex into random folds; for each it builds a fresh
-// model with newModel, fine-tunes it on the other folds and scores the
-// fold. Results are in the order of ex. log receives one line per
-// evaluation.
+// FoldModel is the model one fold fine-tunes and scores with: GPT-2 on the
+// host (CPUFold) or on an engine backend (*models.GPT2Trainer, whose
+// weights stay in device memory for the whole fold).
+type FoldModel interface {
+	LogProber
+	// TrainStep runs forward and backward on a batch and one AdamW update
+	// (models.GPT2AdamW) with learning rate lr, and returns the loss
+	// before the update.
+	TrainStep(seqs [][]int, first []int, lr float32) (float64, error)
+	// Snapshot copies the weights to the host (to keep the best step);
+	// Restore writes such a copy back.
+	Snapshot() ([][]float32, error)
+	Restore(s [][]float32) error
+	// Close releases the model's device memory.
+	Close()
+}
+
+// cpuFold is GPT-2 on Gorgonia's TapeMachine with its AdamW moments.
+type cpuFold struct {
+	*models.GPT2
+	opt *models.GPT2Optimizer
+}
+
+// CPUFold wraps a host GPT-2 and fresh AdamW moments as a FoldModel.
+func CPUFold(m *models.GPT2) (FoldModel, error) {
+	o, err := m.NewOptimizer(models.GPT2AdamW())
+	if err != nil {
+		return nil, err
+	}
+	return &cpuFold{GPT2: m, opt: o}, nil
+}
+
+func (c *cpuFold) TrainStep(seqs [][]int, first []int, lr float32) (float64, error) {
+	return c.GPT2.TrainStep(c.opt, seqs, first, lr)
+}
+
+func (c *cpuFold) Snapshot() ([][]float32, error) { return c.GPT2.Snapshot(), nil }
+
+func (c *cpuFold) Restore(s [][]float32) error {
+	c.GPT2.Restore(s)
+	return nil
+}
+
+func (c *cpuFold) Close() {}
+
+// ScoreFolds is ScoreFoldsWith on the host: each fold's model comes from
+// newModel and trains on Gorgonia's TapeMachine.
 func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
+	return ScoreFoldsWith(ctx, func() (FoldModel, error) {
+		m, err := newModel()
+		if err != nil {
+			return nil, err
+		}
+		return CPUFold(m)
+	}, ex, sc, fc, log)
+}
+
+// ScoreFoldsWith partitions ex into random folds; for each it builds a
+// fresh model with newModel, fine-tunes it on the other folds and scores
+// the fold with it. Results are in the order of ex. log receives progress
+// and one line per fold. The loop is the same whatever runs the model.
+func ScoreFoldsWith(ctx context.Context, newModel func() (FoldModel, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
 	if err := fc.Validate(); err != nil {
 		return nil, err
 	}
@@ -82,14 +140,8 @@ func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2, error), ex [
 		if err != nil {
 			return nil, err
 		}
-		if err := fineTune(ctx, m, ex, train, fc, f, log); err != nil {
-			return nil, fmt.Errorf("fold %d: %w", f+1, err)
-		}
-		held := make([]Encoded, len(test))
-		for k, i := range test {
-			held[k] = ex[i]
-		}
-		s, err := ScoreAll(ctx, m, held, sc, nil)
+		s, err := scoreFold(ctx, m, ex, train, test, sc, fc, f, log)
+		m.Close()
 		if err != nil {
 			return nil, fmt.Errorf("fold %d: %w", f+1, err)
 		}
@@ -100,9 +152,21 @@ func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2, error), ex [
 	return out, nil
 }
 
+// scoreFold fine-tunes m on ex[train] and scores ex[test].
+func scoreFold(ctx context.Context, m FoldModel, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, log io.Writer) ([]Score, error) {
+	if err := fineTune(ctx, m, ex, train, fc, f, log); err != nil {
+		return nil, err
+	}
+	held := make([]Encoded, len(test))
+	for k, i := range test {
+		held[k] = ex[i]
+	}
+	return ScoreAll(ctx, m, held, sc, nil)
+}
+
 // fineTune trains m on ex[train] minus a validation part and leaves it at
 // the step with the lowest validation perplexity (step 0 included).
-func fineTune(ctx context.Context, m *models.GPT2, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
+func fineTune(ctx context.Context, m FoldModel, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
 	rng := data.SubRand(fc.Seed, fmt.Sprintf("fold-%d", f))
 	rng.Shuffle(len(train), func(a, b int) { train[a], train[b] = train[b], train[a] })
 	nValid := max(1, int(math.Round(fc.ValidFrac*float64(len(train)))))
@@ -133,8 +197,8 @@ func fineTune(ctx context.Context, m *models.GPT2, ex []Encoded, train []int, fc
 	if err != nil {
 		return err
 	}
-	bestStep, snap := 0, m.Snapshot()
-	opt, err := m.NewOptimizer(models.GPT2AdamW())
+	bestStep := 0
+	snap, err := m.Snapshot()
 	if err != nil {
 		return err
 	}
@@ -142,6 +206,7 @@ func fineTune(ctx context.Context, m *models.GPT2, ex []Encoded, train []int, fc
 	defer bar.Finish()
 	order := append([]int(nil), train...)
 	pos := len(order)
+	tokens, start := 0, time.Now()
 	for step := 1; step <= fc.MaxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -157,26 +222,34 @@ func fineTune(ctx context.Context, m *models.GPT2, ex []Encoded, train []int, fc
 			pos++
 			seqs = append(seqs, e.Ids)
 			first = append(first, e.First)
+			tokens += len(e.Ids)
 		}
-		loss, err := m.TrainStep(opt, seqs, first, float32(fc.LR))
+		loss, err := m.TrainStep(seqs, first, float32(fc.LR))
 		if err != nil {
 			return fmt.Errorf("step %d: %w", step, err)
 		}
 		bar.Add(1)
-		bar.SetExtra(fmt.Sprintf("loss %.3f, best ppl %.2f at step %d", loss, best, bestStep))
+		bar.SetExtra(fmt.Sprintf("loss %.3f, best ppl %.2f at step %d, %.0f tokens/s", loss, best, bestStep, float64(tokens)/time.Since(start).Seconds()))
 		if step%fc.EvalEvery == 0 || step == fc.MaxSteps {
 			ppl, err := perplexity()
 			if err != nil {
 				return err
 			}
 			if ppl < best {
-				best, bestStep, snap = ppl, step, m.Snapshot()
+				// Only a new best moves the weights to the host.
+				if snap, err = m.Snapshot(); err != nil {
+					return err
+				}
+				best, bestStep = ppl, step
 			}
 		}
 	}
-	m.Restore(snap)
+	if err := m.Restore(snap); err != nil {
+		return err
+	}
 	if log != nil {
-		fmt.Fprintf(log, "fold %d/%d: best validation perplexity %.3f at step %d of %d\n", f+1, fc.Folds, best, bestStep, fc.MaxSteps)
+		fmt.Fprintf(log, "fold %d/%d: best validation perplexity %.3f at step %d of %d (%.0f training tokens/s, evaluations included)\n",
+			f+1, fc.Folds, best, bestStep, fc.MaxSteps, float64(tokens)/time.Since(start).Seconds())
 	}
 	return nil
 }
