@@ -282,7 +282,6 @@ func TestDeviceScore(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"folds", []string{"--folds", "2", "--device", engineCPU}, "no engine"},
 		{"bad device", []string{"--device", "cuda:-1"}, "cuda:N"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

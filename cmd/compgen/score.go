@@ -64,11 +64,6 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
-	if dev.engine && *folds > 0 {
-		// Fine-tuning GPT-2 runs on the TapeMachine only; scoring the folds
-		// on the device alone would hide that most of the work is not.
-		return usagef("score: --device %s: --folds fine-tunes GPT-2, which has no engine (GPU) path yet (use --device cpu)", dev.name)
-	}
 	var sizeCfg models.GPT2Config
 	if *folds > 0 {
 		fc.Folds = *folds
@@ -128,23 +123,42 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		sizeCfg.VocabSize = v.Size()
 		fmt.Fprintf(stderr, "score: from-scratch model over the %d token ids of the data (of %d), learning rate %g\n", v.Size(), tok.VocabSize(), fc.LR)
 	}
+	be, release, err := dev.open()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if be != nil {
+		fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
+	}
 	var scores []lm.Score
 	if *folds > 0 {
-		newModel := func() (*models.GPT2, error) {
+		newModel := func() (lm.FoldModel, error) {
+			var m *models.GPT2
+			var err error
 			if *scratch {
-				return models.NewGPT2(sizeCfg, fc.Seed)
+				m, err = models.NewGPT2(sizeCfg, fc.Seed)
+			} else {
+				m, err = models.LoadGPT2(*lmDir)
 			}
-			return models.LoadGPT2(*lmDir)
+			if err != nil {
+				return nil, err
+			}
+			if be == nil {
+				return lm.CPUFold(m)
+			}
+			// Weights, gradients and AdamW moments stay on the device for
+			// the fold; only the best step's weights come back.
+			tr, err := models.NewGPT2Trainer(m, be, models.GPT2AdamW())
+			if err != nil {
+				return nil, fmt.Errorf("score: %s: %w", be.Name(), err)
+			}
+			return tr, nil
 		}
-		scores, err = lm.ScoreFolds(ctx, newModel, ex, sc, fc, stderr)
+		scores, err = lm.ScoreFoldsWith(ctx, newModel, ex, sc, fc, stderr)
 	} else {
 		var m lm.LogProber = base
 		label := "score"
-		be, release, err := dev.open()
-		if err != nil {
-			return err
-		}
-		defer release()
 		if be != nil {
 			ge, err := models.NewGPT2Engine(base, be)
 			if err != nil {
@@ -152,14 +166,10 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 			}
 			defer ge.Close()
 			m, label = ge, "score on "+be.Name()
-			fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
 		}
 		bar := progress.New(stderr, label, int64(len(ex)))
 		scores, err = lm.ScoreAll(ctx, m, ex, sc, bar)
 		bar.Finish()
-		if err != nil {
-			return err
-		}
 	}
 	if err != nil {
 		return err
