@@ -24,6 +24,8 @@ type EngineModel struct {
 	zero  []engine.Buf // zero gradients for weights a graph does not use
 	progs map[any]*engineProg
 	clock uint64
+	enc   *engineEncoded // the last Encode's output (engine_decode.go)
+	dec   *engineDecoder // the decoding state's buffers, freed by the next
 }
 
 type engineProg struct {
@@ -223,7 +225,13 @@ func (t *EngineModel) Encode(src []int, B, S int) (*Memory, error) {
 	if err := ep.mc.Read(v.Out, out); err != nil {
 		return nil, err
 	}
-	return &Memory{B: B, S: S, Data: out, SrcLen: srcLen}, nil
+	mem := &Memory{B: B, S: S, Data: out, SrcLen: srcLen}
+	// Decoding starts from the output still on the backend.
+	t.enc = nil
+	if buf, err := ep.mc.Buffer(v.Out); err == nil {
+		t.enc = &engineEncoded{mem: mem, buf: buf, key: v.Key, ep: ep}
+	}
+	return mem, nil
 }
 
 // Logits implements Seq2Seq on the backend.
@@ -261,6 +269,10 @@ func (t *EngineModel) Download() error {
 
 // Close frees the backend memory.
 func (t *EngineModel) Close() {
+	if t.dec != nil {
+		t.dec.free()
+		t.dec = nil
+	}
 	for _, ep := range t.progs {
 		ep.mc.Close()
 	}

@@ -146,26 +146,18 @@ func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Dec
 		done[b] = b >= n
 	}
 	for t := 0; t < o.MaxLen; t++ {
-		logits, err := st.Step(tokens)
+		ids, lps, err := greedyStep(st, tokens)
 		if err != nil {
 			return nil, err
 		}
-		v := len(logits) / mem.B
 		all := true
 		for b := 0; b < mem.B; b++ {
 			if done[b] {
 				tokens[b] = models.EOSID
 				continue
 			}
-			row := logits[b*v : (b+1)*v]
-			logSoftmax(row)
-			best := models.EOSID
-			for k := range row {
-				if row[k] > row[best] && k != models.PadID && k != models.UnkID {
-					best = k
-				}
-			}
-			score[b] += float64(row[best])
+			best := ids[b]
+			score[b] += lps[b]
 			tokens[b] = best
 			if best == models.EOSID {
 				done[b] = true
@@ -183,6 +175,34 @@ func greedy(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Dec
 		out[b] = Decoded{Hyps: []Hypothesis{{IDs: prefix[b], Score: score[b]}}}
 	}
 	return out, nil
+}
+
+// greedyStep feeds tokens and returns each row's greedy choice and its
+// log-probability: chosen on the device when the state can (models.Picker),
+// otherwise from the downloaded logits.
+func greedyStep(st models.DecodeState, tokens []int) ([]int, []float64, error) {
+	if pk, ok := st.(models.Picker); ok {
+		return pk.StepGreedy(tokens)
+	}
+	logits, err := st.Step(tokens)
+	if err != nil {
+		return nil, nil, err
+	}
+	B := len(tokens)
+	v := len(logits) / B
+	ids, lps := make([]int, B), make([]float64, B)
+	for b := range ids {
+		row := logits[b*v : (b+1)*v]
+		logSoftmax(row)
+		best := models.EOSID
+		for k := range row {
+			if row[k] > row[best] && k != models.PadID && k != models.UnkID {
+				best = k
+			}
+		}
+		ids[b], lps[b] = best, float64(row[best])
+	}
+	return ids, lps, nil
 }
 
 // lengthPenalty is GNMT's ((5+n)/6)^alpha.
@@ -219,8 +239,20 @@ func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decod
 		tokens[i] = models.StartID
 	}
 	from := make([]int, bm.B)
+	// On a device (models.Picker) only the K+1 best tokens of each row
+	// come back: an example's next beam takes at most K tokens that are
+	// not EOS plus one EOS from any one row, so no row contributes more
+	// than K+1 candidates before the beam fills.
+	pk, _ := st.(models.Picker)
+	var logits, topLP []float32
+	var topIDs []int
 	for t := 0; t < o.MaxLen; t++ {
-		logits, err := st.Step(tokens)
+		var err error
+		if pk != nil {
+			topIDs, topLP, err = pk.StepTopK(tokens, K+1)
+		} else {
+			logits, err = st.Step(tokens)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -239,6 +271,13 @@ func beam(m models.Seq2Seq, mem *models.Memory, n int, o DecodeOptions) ([]Decod
 			}
 			var cs []cand
 			for k, h := range live[b] {
+				if pk != nil {
+					r := (b*K + k) * (K + 1)
+					for j := r; j < r+K+1 && topIDs[j] >= 0; j++ {
+						cs = append(cs, cand{k, topIDs[j], h.logp + float64(topLP[j])})
+					}
+					continue
+				}
 				row := logits[(b*K+k)*v : (b*K+k+1)*v]
 				logSoftmax(row)
 				for tok := range row {
