@@ -35,9 +35,16 @@ func DropoutRef(n int, p DropoutParams, x, y, mask []float32) {
 		}
 		return
 	}
+	DropoutChunksRef(n, p, 0, (n+DropChunk-1)/DropChunk, x, y, mask)
+}
+
+// DropoutChunksRef fills chunks [lo,hi) of DropoutRef's mask and output for
+// n elements (P > 0): each chunk draws from its own stream, so ops fills
+// them in parallel.
+func DropoutChunksRef(n int, p DropoutParams, lo, hi int, x, y, mask []float32) {
 	th := DropThreshold(p.P)
 	keep := 1 / (1 - p.P)
-	for c := 0; c*DropChunk < n; c++ {
+	for c := lo; c < hi; c++ {
 		st := NewPCGState(p.Seed, DropStream(p.ID, p.Step, c))
 		end := min((c+1)*DropChunk, n)
 		var u uint64

@@ -54,7 +54,15 @@ func binop(op BinOp, x, y float32) float32 {
 // BinaryRef computes y[i] = a[i*aStride] op b[i*bStride] for i < n. A
 // stride of 0 broadcasts a scalar (Gorgonia's scalar-tensor ops, such as
 // scaling a gradient by 1/SizeOf); 1 walks the operand. y may alias a or b.
+// ops.Add runs it on contiguous operands, so that case gets its own loop.
 func BinaryRef(op BinOp, n int, a []float32, aStride int, b []float32, bStride int, y []float32) {
+	if op == OpAdd && aStride == 1 && bStride == 1 {
+		a, b, y = a[:n], b[:n], y[:n]
+		for i := range y {
+			y[i] = a[i] + b[i]
+		}
+		return
+	}
 	for i := 0; i < n; i++ {
 		y[i] = binop(op, a[i*aStride], b[i*bStride])
 	}
@@ -83,22 +91,28 @@ func RepeatRowsRef(n, d int, b, y []float32) {
 const SumChunk = 64
 
 // SumRowsRef computes y [D] = Σ over rows of x [N,D] in ops' order: rows are
-// added in chunks of SumChunk into per-chunk partial sums, which are then
-// added in chunk order. It is bit-identical to ops' LayerNormGradBeta and the
-// bias gradients of ops.AddBias and ops.Linear; Gorgonia's Σ[0] adds rows
-// sequentially and agrees within a relative 1e-6*N.
+// added in chunks of SumChunk into per-chunk partial sums (AddRowsRef),
+// which are then added in chunk order. ops' LayerNormGradBeta and the bias
+// gradients of ops.AddBias and ops.Linear compute it chunk by chunk in
+// parallel; Gorgonia's Σ[0] adds rows sequentially and agrees within a
+// relative 1e-6*N.
 func SumRowsRef(n, d int, x, y []float32) {
 	clear(y[:d])
 	part := make([]float32, d)
 	for c := 0; c*SumChunk < n; c++ {
 		clear(part)
-		for r := c * SumChunk; r < min((c+1)*SumChunk, n); r++ {
-			for j, v := range x[r*d : (r+1)*d] {
-				part[j] += v
-			}
-		}
-		for j, v := range part {
-			y[j] += v
+		lo, hi := c*SumChunk, min((c+1)*SumChunk, n)
+		AddRowsRef(hi-lo, d, x[lo*d:hi*d], part)
+		AddRowsRef(1, d, part, y)
+	}
+}
+
+// AddRowsRef adds the rows of x [N,D] into acc [D], in row order.
+func AddRowsRef(n, d int, x, acc []float32) {
+	acc = acc[:d]
+	for r := 0; r < n; r++ {
+		for j, v := range x[r*d : (r+1)*d] {
+			acc[j] += v
 		}
 	}
 }

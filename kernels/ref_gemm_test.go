@@ -1,10 +1,9 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"testing"
-
-	"compgen/ops"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -97,35 +96,59 @@ func TestGemmValidate(t *testing.T) {
 	}
 }
 
-func TestAttnGemmMatchesOps(t *testing.T) {
+// TestAttnGemmGeometry checks AttnGemm's strides and offsets against the
+// per-head products written with explicit indices: head h of batch b is
+// columns h*dk.. of rows b*T.. of a [B*T, D] matrix.
+func TestAttnGemmGeometry(t *testing.T) {
 	b, h, tq, tk, d := 2, 3, 5, 4, 12
-	scale := float32(0.3)
-	q, k := randF(50, b*tq*d, 1), randF(51, b*tk*d, 1)
-	ds := randF(52, b*h*tq*tk, 1)
-	res := runOp(t, []*tensor.Dense{dense(q, b*tq, d), dense(k, b*tk, d)}, []int{0, 1}, ds,
-		func(in []*G.Node) (*G.Node, error) { return ops.AttnScores(in[0], in[1], b, h, scale) })
-	run := func(kind AttnKind, x, y []float32, n int) []float32 {
-		out := make([]float32, n)
-		if err := GemmRef(AttnGemm(kind, b, h, tq, tk, d, scale), x, y, out); err != nil {
-			t.Fatal(err)
+	dk, scale := d/h, float32(0.3)
+	q, k := randF(50, b*tq*d, 1), randF(51, b*tk*d, 1) // [B*Tq, D], [B*Tk, D]
+	s := randF(52, b*h*tq*tk, 1)                       // [B, H, Tq, Tk]
+	o := randF(55, b*tq*d, 1)                          // [B*Tq, D]
+	at := func(m []float32, bi, t, T, hh, x int) float64 { return float64(m[(bi*T+t)*d+hh*dk+x]) }
+	st := func(bi, hh, i, j int) int { return ((bi*h+hh)*tq+i)*tk + j }
+	want := map[AttnKind][]float64{}
+	for _, kind := range []AttnKind{AttnScores, AttnValuesGradP} {
+		want[kind] = make([]float64, b*h*tq*tk)
+	}
+	for _, kind := range []AttnKind{AttnScoresGradQ, AttnValues} {
+		want[kind] = make([]float64, b*tq*d)
+	}
+	for _, kind := range []AttnKind{AttnScoresGradK, AttnValuesGradV} {
+		want[kind] = make([]float64, b*tk*d)
+	}
+	for bi := 0; bi < b; bi++ {
+		for hh := 0; hh < h; hh++ {
+			for i := 0; i < tq; i++ {
+				for j := 0; j < tk; j++ {
+					for x := 0; x < dk; x++ {
+						sc := float64(s[st(bi, hh, i, j)])
+						want[AttnScores][st(bi, hh, i, j)] += float64(scale) * at(q, bi, i, tq, hh, x) * at(k, bi, j, tk, hh, x)
+						want[AttnValuesGradP][st(bi, hh, i, j)] += at(o, bi, i, tq, hh, x) * at(k, bi, j, tk, hh, x)
+						want[AttnScoresGradQ][(bi*tq+i)*d+hh*dk+x] += float64(scale) * sc * at(k, bi, j, tk, hh, x)
+						want[AttnValues][(bi*tq+i)*d+hh*dk+x] += sc * at(k, bi, j, tk, hh, x)
+						want[AttnScoresGradK][(bi*tk+j)*d+hh*dk+x] += float64(scale) * sc * at(q, bi, i, tq, hh, x)
+						want[AttnValuesGradV][(bi*tk+j)*d+hh*dk+x] += sc * at(o, bi, i, tq, hh, x)
+					}
+				}
+			}
 		}
-		return out
 	}
-	chk := func(what string, got, want []float32) {
-		t.Helper()
-		gemmCheck(t, what, GemmParams{K: d}, nil, nil, got, want)
+	for _, c := range []struct {
+		kind AttnKind
+		x, y []float32
+	}{
+		{AttnScores, q, k}, {AttnScoresGradQ, s, k}, {AttnScoresGradK, s, q},
+		{AttnValues, s, k}, {AttnValuesGradP, o, k}, {AttnValuesGradV, s, o},
+	} {
+		t.Run(fmt.Sprint(c.kind), func(t *testing.T) {
+			got := make([]float32, len(want[c.kind]))
+			if err := GemmRef(AttnGemm(c.kind, b, h, tq, tk, d, scale), c.x, c.y, got); err != nil {
+				t.Fatal(err)
+			}
+			near64(t, "product", got, want[c.kind], 1e-5)
+		})
 	}
-	chk("scores", run(AttnScores, q, k, b*h*tq*tk), res.y)
-	chk("dq", run(AttnScoresGradQ, ds, k, b*tq*d), res.grads[0])
-	chk("dk", run(AttnScoresGradK, ds, q, b*tk*d), res.grads[1])
-
-	pr, v := randF(53, b*h*tq*tk, 1), randF(54, b*tk*d, 1)
-	do := randF(55, b*tq*d, 1)
-	res = runOp(t, []*tensor.Dense{dense(pr, b, h, tq, tk), dense(v, b*tk, d)}, []int{0, 1}, do,
-		func(in []*G.Node) (*G.Node, error) { return ops.AttnValues(in[0], in[1], h) })
-	chk("values", run(AttnValues, pr, v, b*tq*d), res.y)
-	chk("dp", run(AttnValuesGradP, do, v, b*h*tq*tk), res.grads[0])
-	chk("dv", run(AttnValuesGradV, pr, do, b*tk*d), res.grads[1])
 }
 
 // TestBuiltinsMatchGorgonia covers the Gorgonia built-ins of the training

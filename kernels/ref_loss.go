@@ -52,56 +52,65 @@ func CECount(t []int32, ignore int32) int {
 
 // SoftmaxCERef computes ops.SoftmaxCrossEntropy over logits x [N,V] and
 // targets t [N] into loss[0]: the mean over non-ignored rows of
-// lse - (1-s) x[t] - s mean(x), each row's loss and the total accumulated in
-// float64 in row order (0 when every row is ignored). The GPU kernel sums the
-// rows in a tree, so it agrees within a relative 1e-6.
+// lse - (1-s) x[t] - s mean(x), each row's loss (SoftmaxCERowRef) and the
+// total accumulated in float64 in row order (0 when every row is ignored).
+// The GPU kernel sums the rows in a tree, so it agrees within a relative
+// 1e-6.
 func SoftmaxCERef(n, v int, p CEParams, x []float32, t []int32, loss []float32) {
 	count := CECount(t[:n], p.Ignore)
 	if count == 0 {
 		loss[0] = 0
 		return
 	}
-	eps := float64(p.Smoothing)
 	var total float64
 	for i := 0; i < n; i++ {
 		if t[i] == p.Ignore {
 			continue
 		}
-		row := x[i*v : (i+1)*v]
-		_, lse := logSumExp(row)
-		l := float64(lse) - (1-eps)*float64(row[t[i]])
-		if eps > 0 {
-			var s float64
-			for _, z := range row {
-				s += float64(z)
-			}
-			l -= eps * s / float64(v)
-		}
-		total += l
+		total += SoftmaxCERowRef(p.Smoothing, x[i*v:(i+1)*v], t[i])
 	}
 	loss[0] = float32(total / float64(count))
+}
+
+// SoftmaxCERowRef returns the loss of one counted row of logits with target
+// t and label smoothing s, in float64: lse - (1-s) row[t] - s mean(row).
+func SoftmaxCERowRef(s float32, row []float32, t int32) float64 {
+	eps := float64(s)
+	_, lse := logSumExp(row)
+	l := float64(lse) - (1-eps)*float64(row[t])
+	if eps > 0 {
+		var sum float64
+		for _, z := range row {
+			sum += float64(z)
+		}
+		l -= eps * sum / float64(len(row))
+	}
+	return l
 }
 
 // SoftmaxCEGradRef computes ops' GradSoftmaxCE: dx [N,V] =
 // dl[0]/count * (softmax(x) - s/V - (1-s) onehot(t)), zero on ignored rows.
 func SoftmaxCEGradRef(n, v int, p CEParams, x []float32, t []int32, dl, dx []float32) {
 	count := CECount(t[:n], p.Ignore)
-	eps := p.Smoothing
 	for i := 0; i < n; i++ {
 		d := dx[i*v : (i+1)*v]
 		if t[i] == p.Ignore {
 			clear(d)
 			continue
 		}
-		row := x[i*v : (i+1)*v]
-		_, lse := logSumExp(row)
-		scale := dl[0] / float32(count)
-		u := eps / float32(v)
-		for j, z := range row {
-			d[j] = scale * (float32(math.Exp(float64(z-lse))) - u)
-		}
-		d[t[i]] -= scale * (1 - eps)
+		SoftmaxCEGradRowRef(p.Smoothing, dl[0]/float32(count), x[i*v:(i+1)*v], t[i], d)
 	}
+}
+
+// SoftmaxCEGradRowRef writes one counted row's gradient d = scale *
+// (softmax(row) - s/V - (1-s) onehot(t)), scale being dloss/count.
+func SoftmaxCEGradRowRef(s, scale float32, row []float32, t int32, d []float32) {
+	_, lse := logSumExp(row)
+	u := s / float32(len(row))
+	for j, z := range row {
+		d[j] = scale * (float32(math.Exp(float64(z-lse))) - u)
+	}
+	d[t] -= scale * (1 - s)
 }
 
 // LogSoftmaxRef computes the decoder's row log-softmax (train/decode.go):

@@ -65,16 +65,22 @@ func LayerNormGradGammaRef(n, d int, eps float32, x, dy, dgamma []float32) {
 	part := make([]float32, d)
 	for c := 0; c*SumChunk < n; c++ {
 		clear(part)
-		for r := c * SumChunk; r < min((c+1)*SumChunk, n); r++ {
-			row := x[r*d : (r+1)*d]
-			dyr := dy[r*d : (r+1)*d]
-			mean, rstd := rowStats(row, eps)
-			for j, v := range row {
-				part[j] += dyr[j] * (v - mean) * rstd
-			}
-		}
-		for j, v := range part {
-			dgamma[j] += v
+		lo, hi := c*SumChunk, min((c+1)*SumChunk, n)
+		LayerNormGammaAccRef(hi-lo, d, eps, x[lo*d:hi*d], dy[lo*d:hi*d], part)
+		AddRowsRef(1, d, part, dgamma)
+	}
+}
+
+// LayerNormGammaAccRef adds Σ_rows dy * xhat of x, dy [N,D] into acc [D] in
+// row order: one chunk of LayerNormGradGammaRef.
+func LayerNormGammaAccRef(n, d int, eps float32, x, dy, acc []float32) {
+	acc = acc[:d]
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		dyr := dy[r*d : (r+1)*d]
+		mean, rstd := rowStats(row, eps)
+		for j, v := range row {
+			acc[j] += dyr[j] * (v - mean) * rstd
 		}
 	}
 }

@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 
+	"compgen/kernels"
+
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -47,9 +49,7 @@ func (o *addOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	res := o.out(pre, s...) // same shape as a
 	y := res.Float32s()
 	parallel(len(a), len(a), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			y[i] = a[i] + b[i]
-		}
+		kernels.BinaryRef(kernels.OpAdd, hi-lo, a[lo:hi], 1, b[lo:hi], 1, y[lo:hi])
 	})
 	return res, nil
 }

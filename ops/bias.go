@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 
+	"compgen/kernels"
+
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -40,12 +42,7 @@ func (o *addBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	res := o.out(pre, n, d) // [N, D]
 	y := res.Float32s()
 	parallel(n, n*d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
-			for j, v := range xr {
-				yr[j] = v + b[j]
-			}
-		}
+		kernels.AddBiasRef(hi-lo, d, x[lo*d:hi*d], b, y[lo*d:hi*d])
 	})
 	return res, nil
 }

@@ -2,7 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"math"
+
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -65,19 +66,6 @@ func (o *sceOp) rows(in []G.Value) (x []float32, t []int, v, count int, err erro
 	return x, t, v, count, nil
 }
 
-// logSumExp returns max and log(sum(exp(row - max))) + max.
-func logSumExp(row []float32) (mx, lse float32) {
-	mx = float32(math.Inf(-1))
-	for _, z := range row {
-		mx = max(mx, z)
-	}
-	var s float64
-	for _, z := range row {
-		s += math.Exp(float64(z - mx))
-	}
-	return mx, mx + float32(math.Log(s))
-}
-
 func (o *sceOp) Do(in ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(in)); err != nil {
 		return nil, err
@@ -89,27 +77,14 @@ func (o *sceOp) Do(in ...G.Value) (G.Value, error) {
 	if count == 0 {
 		return G.NewF32(0), nil
 	}
-	eps := float64(o.smoothing)
 	// Per-row losses in parallel, summed in row order so the result does
 	// not depend on the number of goroutines.
 	losses := make([]float64, len(t))
 	parallel(len(t), len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			ti := t[i]
-			if ti == o.ignore {
-				continue
+			if t[i] != o.ignore {
+				losses[i] = kernels.SoftmaxCERowRef(o.smoothing, x[i*v:(i+1)*v], int32(t[i]))
 			}
-			row := x[i*v : (i+1)*v]
-			_, lse := logSumExp(row)
-			l := float64(lse) - (1-eps)*float64(row[ti])
-			if eps > 0 {
-				var s float64
-				for _, z := range row {
-					s += float64(z)
-				}
-				l -= eps * s / float64(v)
-			}
-			losses[i] = l
 		}
 	})
 	var total float64
@@ -156,7 +131,7 @@ func (o *sceGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	n := len(t)
 	res := o.out(pre, n, v) // [N, V]
 	dx := res.Float32s()
-	eps := o.fwd.smoothing
+	scale := dl / float32(count)
 	parallel(n, n*v, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			d := dx[i*v : (i+1)*v]
@@ -164,14 +139,7 @@ func (o *sceGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 				clear(d)
 				continue
 			}
-			row := x[i*v : (i+1)*v]
-			_, lse := logSumExp(row)
-			scale := dl / float32(count)
-			u := eps / float32(v)
-			for j, z := range row {
-				d[j] = scale * (float32(math.Exp(float64(z-lse))) - u)
-			}
-			d[t[i]] -= scale * (1 - eps)
+			kernels.SoftmaxCEGradRowRef(o.fwd.smoothing, scale, x[i*v:(i+1)*v], int32(t[i]), d)
 		}
 	})
 	return res, nil

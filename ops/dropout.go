@@ -3,7 +3,7 @@ package ops
 import (
 	"fmt"
 
-	"compgen/data"
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -51,7 +51,7 @@ func Dropout(x *G.Node, p float32, src *DropoutSource) (*G.Node, error) {
 }
 
 // dropChunk is the number of elements that share one random stream.
-const dropChunk = 1 << 14
+const dropChunk = kernels.DropChunk
 
 type dropoutOp struct {
 	opBase
@@ -89,32 +89,14 @@ func (o *dropoutOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if len(o.mask) != len(x) {
 		o.mask = make([]float32, len(x))
 	}
-	// Each chunk of dropChunk elements draws from its own stream, so chunks
-	// fill in parallel and the mask does not depend on the number of CPUs.
-	// One 64-bit draw decides two elements: drop when its 32-bit half is
-	// below p * 2^32.
-	th := uint32(float64(o.p) * (1 << 32))
-	keep := 1 / (1 - o.p)
-	chunks := (len(x) + dropChunk - 1) / dropChunk
+	// Each chunk of kernels.DropChunk elements draws from its own stream
+	// (data.SubRand's PCG, seeded from the source's seed and
+	// "dropout/<op>/<step>/<chunk>"), so chunks fill in parallel and the
+	// mask does not depend on the number of CPUs.
+	p := kernels.DropoutParams{P: o.p, Seed: o.src.seed, ID: o.id, Step: o.src.step}
+	chunks := (len(x) + kernels.DropChunk - 1) / kernels.DropChunk
 	parallel(chunks, len(x)*4, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			r := data.SubRand(o.src.seed, fmt.Sprintf("dropout/%d/%d/%d", o.id, o.src.step, c))
-			end := min((c+1)*dropChunk, len(x))
-			var u uint64
-			for i := c * dropChunk; i < end; i++ {
-				if (i-c*dropChunk)%2 == 0 {
-					u = r.Uint64()
-				} else {
-					u >>= 32
-				}
-				s := keep
-				if uint32(u) < th {
-					s = 0
-				}
-				o.mask[i] = s
-				y[i] = x[i] * s
-			}
-		}
+		kernels.DropoutChunksRef(len(x), p, lo, hi, x, y, o.mask)
 	})
 	return res, nil
 }
@@ -160,8 +142,6 @@ func (o *dropoutGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, erro
 	if len(m) != len(dy) {
 		return nil, fmt.Errorf("%s: backward before forward", o.desc)
 	}
-	for i, v := range dy {
-		dx[i] = v * m[i]
-	}
+	kernels.DropoutGradRef(len(dy), dy, m, dx)
 	return res, nil
 }

@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 
+	"compgen/kernels"
+
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -17,7 +19,7 @@ func Embed(table, ids *G.Node) (*G.Node, error) {
 		return nil, fmt.Errorf("embed: want table [V,D] and int ids [N], got %v and %v %v", table.Shape(), ids.Shape(), ids.Dtype())
 	}
 	ts := table.Shape()
-	return G.ApplyOp(&gatherOp{base(fmt.Sprintf("Embed%v", ts), 2), ts[0], ts[1], false}, table, ids) // [N, D]
+	return G.ApplyOp(&gatherOp{opBase: base(fmt.Sprintf("Embed%v", ts), 2), v: ts[0], d: ts[1]}, table, ids) // [N, D]
 }
 
 // RelativeBias looks up a learned bias per (bucket, head) for every
@@ -34,7 +36,11 @@ func RelativeBias(table *G.Node, buckets []int, tq, tk int) (*G.Node, error) {
 			return nil, fmt.Errorf("relative bias: bucket %d outside [0,%d)", b, ts[0])
 		}
 	}
-	op := &relBiasOp{base(fmt.Sprintf("RelBias{%v,%d,%d,%v}", ts, tq, tk, buckets), 1), buckets, ts[0], ts[1], tq, tk, false}
+	b32 := make([]int32, len(buckets))
+	for i, b := range buckets {
+		b32[i] = int32(b)
+	}
+	op := &relBiasOp{base(fmt.Sprintf("RelBias{%v,%d,%d,%v}", ts, tq, tk, buckets), 1), buckets, b32, ts[0], ts[1], tq, tk, false}
 	return G.ApplyOp(op, table) // [1, H, Tq, Tk]
 }
 
@@ -44,6 +50,7 @@ type gatherOp struct {
 	opBase
 	v, d int
 	grad bool
+	ids  []int32 // the ids of the last run, as the kernels take them
 }
 
 func (o *gatherOp) Type() hm.Type { return hm.NewFnType(tt(2), intT(1), tt(2)) }
@@ -67,29 +74,23 @@ func (o *gatherOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cap(o.ids) < len(ids) {
+		o.ids = make([]int32, len(ids))
+	}
+	o.ids = o.ids[:len(ids)]
 	for i, id := range ids {
 		if id < 0 || id >= o.v {
 			return nil, fmt.Errorf("embed: id %d at position %d outside vocabulary [0,%d)", id, i, o.v)
 		}
+		o.ids[i] = int32(id)
 	}
-	d := o.d
 	if !o.grad {
-		res := o.out(pre, len(ids), d) // [N, D]
-		y := res.Float32s()
-		for i, id := range ids {
-			copy(y[i*d:(i+1)*d], x[id*d:(id+1)*d])
-		}
+		res := o.out(pre, len(ids), o.d) // [N, D]
+		kernels.EmbedRef(len(ids), o.d, x, o.ids, res.Float32s())
 		return res, nil
 	}
-	res := o.out(pre, o.v, d) // [V, D]
-	y := res.Float32s()
-	clear(y)
-	for i, id := range ids {
-		dst, src := y[id*d:(id+1)*d], x[i*d:(i+1)*d]
-		for j, v := range src {
-			dst[j] += v
-		}
-	}
+	res := o.out(pre, o.v, o.d) // [V, D]
+	kernels.EmbedGradRef(o.v, o.d, len(ids), x, o.ids, res.Float32s())
 	return res, nil
 }
 
@@ -98,7 +99,7 @@ func (o *gatherOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if o.grad {
 		return nil, fmt.Errorf("embed: second derivative not implemented")
 	}
-	g := &gatherOp{base("Grad"+o.desc, 2), o.v, o.d, true}
+	g := &gatherOp{opBase: base("Grad"+o.desc, 2), v: o.v, d: o.d, grad: true}
 	dt, err := G.ApplyOp(g, grad, in[1]) // [V, D]
 	if err != nil {
 		return nil, err
@@ -111,6 +112,7 @@ func (o *gatherOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 type relBiasOp struct {
 	opBase
 	buckets       []int
+	b32           []int32 // buckets as the kernels take them
 	nb, h, tq, tk int
 	grad          bool
 }
@@ -136,25 +138,13 @@ func (o *relBiasOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := o.tq * o.tk
 	if !o.grad {
 		res := o.out(pre, 1, o.h, o.tq, o.tk) // [1, H, Tq, Tk]
-		y := res.Float32s()
-		for h := 0; h < o.h; h++ {
-			for p, b := range o.buckets {
-				y[h*n+p] = x[b*o.h+h]
-			}
-		}
+		kernels.RelBiasRef(o.nb, o.h, o.tq, o.tk, x, o.b32, res.Float32s())
 		return res, nil
 	}
 	res := o.out(pre, o.nb, o.h) // [NB, H]
-	y := res.Float32s()
-	clear(y)
-	for h := 0; h < o.h; h++ {
-		for p, b := range o.buckets {
-			y[b*o.h+h] += x[h*n+p]
-		}
-	}
+	kernels.RelBiasGradRef(o.nb, o.h, o.tq, o.tk, x, o.b32, res.Float32s())
 	return res, nil
 }
 

@@ -2,7 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"math"
+
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -15,11 +16,6 @@ import (
 func GELU(x *G.Node) (*G.Node, error) {
 	return G.ApplyOp(&geluOp{base("GELU", 1), false}, x) // same shape as x
 }
-
-const (
-	geluC = 0.7978845608028654 // sqrt(2/pi)
-	geluA = 0.044715
-)
 
 // geluOp is the forward op, or with grad set the backward op taking (x, dy).
 type geluOp struct {
@@ -55,15 +51,10 @@ func (o *geluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	res := o.out(pre, s...) // same shape as x
 	y := res.Float32s()
 	parallel(len(x), 8*len(x), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := float64(x[i])
-			t := math.Tanh(geluC * (v + geluA*v*v*v))
-			if !o.grad {
-				y[i] = float32(0.5 * v * (1 + t))
-				continue
-			}
-			dt := (1 - t*t) * geluC * (1 + 3*geluA*v*v)
-			y[i] = dy[i] * float32(0.5*(1+t)+0.5*v*dt)
+		if o.grad {
+			kernels.GELUGradRef(hi-lo, x[lo:hi], dy[lo:hi], y[lo:hi])
+		} else {
+			kernels.GELURef(hi-lo, x[lo:hi], y[lo:hi])
 		}
 	})
 	return res, nil

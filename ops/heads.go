@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 
+	"compgen/kernels"
+
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
@@ -55,15 +57,17 @@ func newHeadGeom(q, k *G.Node, batch, heads int) (headGeom, error) {
 	return headGeom{b: batch, h: heads, tq: qs[0] / batch, tk: ks[0] / batch, d: qs[1]}, nil
 }
 
-type headKind int
+// headKind is one of the six per-head products; kernels.AttnGemm holds
+// their geometry (which operand is transposed, strides and offsets).
+type headKind = kernels.AttnKind
 
 const (
-	kindScores      headKind = iota // (q, k) -> S = scale q k^T      [B,H,Tq,Tk]
-	kindScoresGradQ                 // (dS, k) -> dq = scale dS k     [B*Tq, D]
-	kindScoresGradK                 // (dS, q) -> dk = scale dS^T q   [B*Tk, D]
-	kindValues                      // (p, v) -> o = p v              [B*Tq, D]
-	kindValuesGradP                 // (dO, v) -> dP = dO v^T         [B,H,Tq,Tk]
-	kindValuesGradV                 // (p, dO) -> dv = p^T dO         [B*Tk, D]
+	kindScores      = kernels.AttnScores      // (q, k) -> S = scale q k^T      [B,H,Tq,Tk]
+	kindScoresGradQ = kernels.AttnScoresGradQ // (dS, k) -> dq = scale dS k     [B*Tq, D]
+	kindScoresGradK = kernels.AttnScoresGradK // (dS, q) -> dk = scale dS^T q   [B*Tk, D]
+	kindValues      = kernels.AttnValues      // (p, v) -> o = p v              [B*Tq, D]
+	kindValuesGradP = kernels.AttnValuesGradP // (dO, v) -> dP = dO v^T         [B,H,Tq,Tk]
+	kindValuesGradV = kernels.AttnValuesGradV // (p, dO) -> dv = p^T dO         [B*Tk, D]
 )
 
 var headKindNames = [...]string{"AttnScores", "AttnScoresGradQ", "AttnScoresGradK", "AttnValues", "AttnValuesGradP", "AttnValuesGradV"}
@@ -120,28 +124,27 @@ func (o *headOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	res := o.out(pre, o.outShape()...)
 	c := res.Float32s()
 	g := o.g
-	dk, d, tq, tk := g.dk(), g.d, g.tq, g.tk
+	// The same geometry as the GPU's strided-batched GEMM, products run
+	// through BLAS (faster than kernels.GemmRef, not bit-identical to it).
+	p := kernels.AttnGemm(o.kind, g.b, g.h, g.tq, g.tk, g.d, o.scale)
+	if err := p.Validate(len(a), len(b), len(c)); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.desc, err)
+	}
+	tr := func(t bool) blas.Transpose {
+		if t {
+			return blas.Trans
+		}
+		return blas.NoTrans
+	}
+	ta, tb := tr(p.TransA), tr(p.TransB)
 	impl := G.WhichBLAS()
-	parallel(g.b*g.h, g.b*g.h*tq*tk*dk, func(lo, hi int) {
+	parallel(g.b*g.h, g.b*g.h*g.tq*g.tk*g.dk(), func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
-			bi, h := bh/g.h, bh%g.h
-			sq := bh * tq * tk   // offset of the [Tq, Tk] block
-			rq := bi*tq*d + h*dk // offset of the [Tq, dk] head block
-			rk := bi*tk*d + h*dk // offset of the [Tk, dk] head block
-			switch o.kind {
-			case kindScores:
-				impl.Sgemm(blas.NoTrans, blas.Trans, tq, tk, dk, o.scale, a[rq:], d, b[rk:], d, 0, c[sq:], tk)
-			case kindScoresGradQ:
-				impl.Sgemm(blas.NoTrans, blas.NoTrans, tq, dk, tk, o.scale, a[sq:], tk, b[rk:], d, 0, c[rq:], d)
-			case kindScoresGradK:
-				impl.Sgemm(blas.Trans, blas.NoTrans, tk, dk, tq, o.scale, a[sq:], tk, b[rq:], d, 0, c[rk:], d)
-			case kindValues:
-				impl.Sgemm(blas.NoTrans, blas.NoTrans, tq, dk, tk, 1, a[sq:], tk, b[rk:], d, 0, c[rq:], d)
-			case kindValuesGradP:
-				impl.Sgemm(blas.NoTrans, blas.Trans, tq, tk, dk, 1, a[rq:], d, b[rk:], d, 0, c[sq:], tk)
-			case kindValuesGradV:
-				impl.Sgemm(blas.Trans, blas.NoTrans, tk, dk, tq, 1, a[sq:], tk, b[rq:], d, 0, c[rk:], d)
-			}
+			i, j := bh/g.h, bh%g.h
+			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
+			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
+			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			impl.Sgemm(ta, tb, p.M, p.N, p.K, p.Alpha, a[oa:], p.LdA, b[ob:], p.LdB, 0, c[oc:], p.LdC)
 		}
 	})
 	return res, nil

@@ -2,7 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"math"
+
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -56,32 +57,9 @@ func (o *layerNormOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error)
 	y := o.out(pre, n, d) // [N, D]
 	yd := y.Float32s()
 	parallel(n, n*d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := x[r*d : (r+1)*d]
-			mean, rstd := rowStats(row, o.eps)
-			yr := yd[r*d : (r+1)*d]
-			for j, v := range row {
-				yr[j] = (v-mean)*rstd*gamma[j] + beta[j]
-			}
-		}
+		kernels.LayerNormRef(hi-lo, d, o.eps, x[lo*d:hi*d], gamma, beta, yd[lo*d:hi*d])
 	})
 	return y, nil
-}
-
-// rowStats returns the mean and 1/sqrt(var+eps) of a row, accumulated in
-// float64 so long rows lose no precision.
-func rowStats(row []float32, eps float32) (mean, rstd float32) {
-	var s float64
-	for _, v := range row {
-		s += float64(v)
-	}
-	m := s / float64(len(row))
-	var q float64
-	for _, v := range row {
-		dv := float64(v) - m
-		q += dv * dv
-	}
-	return float32(m), float32(1 / math.Sqrt(q/float64(len(row))+float64(eps)))
 }
 
 func (o *layerNormOp) DiffWRT(n int) []bool { return []bool{true, true, true} }
@@ -137,33 +115,11 @@ func (o *layerNormGradX) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, err
 	n, d := s[0], s[1]
 	dx := o.out(pre, n, d) // [N, D]
 	dxd := dx.Float32s()
-	inv := 1 / float32(d)
 	parallel(n, n*d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := x[r*d : (r+1)*d]
-			dyr := dy[r*d : (r+1)*d]
-			mean, rstd := rowStats(row, o.eps)
-			var sg, sgx float32
-			for j, v := range row {
-				g := dyr[j] * gamma[j]
-				sg += g
-				sgx += g * (v - mean) * rstd
-			}
-			sg *= inv
-			sgx *= inv
-			out := dxd[r*d : (r+1)*d]
-			for j, v := range row {
-				xh := (v - mean) * rstd
-				out[j] = rstd * (dyr[j]*gamma[j] - sg - xh*sgx)
-			}
-		}
+		kernels.LayerNormGradXRef(hi-lo, d, o.eps, x[lo*d:hi*d], gamma, dy[lo*d:hi*d], dxd[lo*d:hi*d])
 	})
 	return dx, nil
 }
-
-// sumChunk is the number of rows summed together before chunk sums are
-// combined.
-const sumChunk = 64
 
 // layerNormGradParams sums dy*xhat (gamma) or dy (beta) over rows.
 type layerNormGradParams struct {
@@ -191,37 +147,26 @@ func (o *layerNormGradParams) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value
 		return nil, err
 	}
 	n, d := s[0], s[1]
-	// Rows are summed in fixed chunks of sumChunk rows, in parallel, and the
-	// chunk sums added in order: the result does not depend on the number
-	// of CPUs.
-	chunks := (n + sumChunk - 1) / sumChunk
+	// Rows are summed in fixed chunks of kernels.SumChunk rows, in
+	// parallel, and the chunk sums added in order (kernels.SumRowsRef's
+	// order): the result does not depend on the number of CPUs.
+	c := kernels.SumChunk
+	chunks := (n + c - 1) / c
 	part := make([]float32, chunks*d) // [chunks, D]
 	parallel(chunks, n*d, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			acc := part[c*d : (c+1)*d]
-			for r := c * sumChunk; r < min((c+1)*sumChunk, n); r++ {
-				dyr := dy[r*d : (r+1)*d]
-				if !o.gamma {
-					for j, v := range dyr {
-						acc[j] += v
-					}
-					continue
-				}
-				row := x[r*d : (r+1)*d]
-				mean, rstd := rowStats(row, o.eps)
-				for j, v := range row {
-					acc[j] += dyr[j] * (v - mean) * rstd
-				}
+		for k := lo; k < hi; k++ {
+			r0, r1 := k*c, min((k+1)*c, n)
+			acc := part[k*d : (k+1)*d]
+			if o.gamma {
+				kernels.LayerNormGammaAccRef(r1-r0, d, o.eps, x[r0*d:r1*d], dy[r0*d:r1*d], acc)
+			} else {
+				kernels.AddRowsRef(r1-r0, d, dy[r0*d:r1*d], acc)
 			}
 		}
 	})
 	res := o.out(pre, d) // [D]
 	acc := res.Float32s()
 	clear(acc)
-	for c := 0; c < chunks; c++ {
-		for j, v := range part[c*d : (c+1)*d] {
-			acc[j] += v
-		}
-	}
+	kernels.AddRowsRef(chunks, d, part, acc)
 	return res, nil
 }

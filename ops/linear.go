@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 
+	"compgen/kernels"
+
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
@@ -86,9 +88,7 @@ func (o *linearOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			for r := 0; r < n; r++ {
-				copy(c[r*no:(r+1)*no], bias)
-			}
+			kernels.RepeatRowsRef(n, no, bias, c)
 			beta = 1
 		}
 		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, no, ni, 1, a, ni, b, no, beta, c, no)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"compgen/kernels"
+
 	"gorgonia.org/tensor"
 )
 
@@ -13,24 +15,16 @@ import (
 // of 0 or less only measures. A NaN or Inf norm is returned unchanged and the
 // gradients are left alone, so the caller can stop on it.
 func ClipGlobalNorm(grads []*tensor.Dense, max float32) float32 {
-	var sq float64
-	for _, g := range grads {
-		for _, v := range g.Float32s() {
-			sq += float64(v) * float64(v)
-		}
-	}
-	norm := float32(math.Sqrt(sq))
-	if max <= 0 || norm <= max || math.IsNaN(float64(norm)) || math.IsInf(float64(norm), 0) {
-		return norm
-	}
-	s := max / norm
+	sq := []float64{0}
 	for _, g := range grads {
 		d := g.Float32s()
-		for i := range d {
-			d[i] *= s
-		}
+		kernels.SumSquaresRef(len(d), d, sq)
 	}
-	return norm
+	for _, g := range grads {
+		d := g.Float32s()
+		kernels.ClipByNormRef(len(d), sq, max, d)
+	}
+	return float32(math.Sqrt(sq[0]))
 }
 
 // AdamConfig holds Adam's constants (Kingma & Ba 2015).
@@ -81,22 +75,11 @@ func AdamStep(param, grad, m, v *tensor.Dense, lr float32, step int, c AdamConfi
 	if step < 1 {
 		return fmt.Errorf("adam: step %d, want >= 1", step)
 	}
-	bc1 := 1 - math.Pow(float64(c.Beta1), float64(step))
-	bc2 := 1 - math.Pow(float64(c.Beta2), float64(step))
-	// Folding the bias corrections into the step size and eps keeps the
-	// inner loop to one sqrt and one division per element.
-	alpha := float32(float64(lr) * math.Sqrt(bc2) / bc1)
-	eps := float32(float64(c.Eps) * math.Sqrt(bc2))
-	b1, b2 := c.Beta1, c.Beta2
-	decay := 1 - lr*c.WeightDecay
+	// kernels.AdamRef folds the bias corrections into the step size and
+	// eps, keeping the inner loop to one sqrt and one division per element.
+	p32 := kernels.AdamParams{Beta1: c.Beta1, Beta2: c.Beta2, Eps: c.Eps, WeightDecay: c.WeightDecay}
 	parallel(len(p), len(p), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			gi := g[i]
-			mi := b1*md[i] + (1-b1)*gi
-			vi := b2*vd[i] + (1-b2)*gi*gi
-			md[i], vd[i] = mi, vi
-			p[i] = p[i]*decay - alpha*mi/(float32(math.Sqrt(float64(vi)))+eps)
-		}
+		kernels.AdamRef(hi-lo, p32, lr, step, p[lo:hi], g[lo:hi], md[lo:hi], vd[lo:hi])
 	})
 	return nil
 }

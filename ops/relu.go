@@ -2,7 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"math"
+
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -45,9 +46,7 @@ func (o *reluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	y := res.Float32s()
 	if !o.grad {
 		parallel(len(x), len(x), func(lo, hi int) {
-			for i, v := range x[lo:hi] {
-				y[lo+i] = max(v, 0)
-			}
+			kernels.ReLURef(hi-lo, x[lo:hi], y[lo:hi])
 		})
 		return res, nil
 	}
@@ -56,15 +55,10 @@ func (o *reluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	dy = dy[:len(x)]
-	// Branch-free: the sign of the incoming values is random, so a branch
-	// would mispredict half the time. x here is the forward output, >= 0,
-	// and u|-u has its top bit set exactly when u != 0.
+	// x here is the forward output, >= 0: the gradient passes where it is
+	// not +0 (kernels.ReLUGradRef tests its bits, branch-free).
 	parallel(len(x), len(x), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			u := math.Float32bits(x[i])
-			m := uint32(int32(u|-u) >> 31)
-			y[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
-		}
+		kernels.ReLUGradRef(hi-lo, x[lo:hi], dy[lo:hi], y[lo:hi])
 	})
 	return res, nil
 }

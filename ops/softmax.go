@@ -2,7 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"math"
+
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -61,9 +62,8 @@ func (o *attnSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 
 // addend is a [B|1, H|1, Tq, Tk] tensor broadcast onto [B, H, Tq, Tk].
 type addend struct {
-	v      []float32
-	bs, hs int // 1 when the axis has size B (H), 0 when broadcast
-	nh     int // H extent of v
+	v  []float32
+	bc kernels.Bcast // extents of the first two axes
 }
 
 func newAddend(v G.Value, what string) (addend, error) {
@@ -71,20 +71,19 @@ func newAddend(v G.Value, what string) (addend, error) {
 	if err != nil {
 		return addend{}, err
 	}
-	a := addend{v: d, nh: s[1]}
-	if s[0] > 1 {
-		a.bs = 1
-	}
-	if s[1] > 1 {
-		a.hs = 1
-	}
-	return a, nil
+	return addend{v: d, bc: kernels.Bcast{B: s[0], H: s[1]}}, nil
 }
 
-// row returns the [Tk] slice of the addend for query row i of (b, h).
-func (a addend) row(b, h, i, tq, tk int) []float32 {
-	off := ((b*a.bs*a.nh+h*a.hs)*tq + i) * tk
-	return a.v[off : off+tk]
+// block returns the [Tq, Tk] block of the addend that (b, h) reads.
+func (a addend) block(b, h, n int) []float32 {
+	if a.bc.B == 1 {
+		b = 0
+	}
+	if a.bc.H == 1 {
+		h = 0
+	}
+	off := (b*a.bc.H + h) * n
+	return a.v[off : off+n]
 }
 
 func (o *attnSoftmaxOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
@@ -96,49 +95,34 @@ func (o *attnSoftmaxOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, erro
 	if err != nil {
 		return nil, err
 	}
-	var adds []addend
+	var mask, bias *addend
 	for k, v := range in[1:] {
 		a, err := newAddend(v, fmt.Sprintf("attention addend %d", k))
 		if err != nil {
 			return nil, err
 		}
-		adds = append(adds, a)
+		if k == 0 && o.hasMask {
+			mask = &a
+		} else {
+			bias = &a
+		}
 	}
 	nb, nh, tq, tk := s[0], s[1], s[2], s[3]
 	res := o.out(pre, nb, nh, tq, tk) // [B, H, Tq, Tk]
 	y := res.Float32s()
-	negInf := float32(math.Inf(-1))
+	n := tq * tk
+	one := kernels.AttnShape{B: 1, H: 1, Tq: tq, Tk: tk}
 	parallel(nb*nh, len(x), func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/nh, bh%nh
-			for i := 0; i < tq; i++ {
-				off := (bh*tq + i) * tk
-				yr := y[off : off+tk]
-				copy(yr, x[off:off+tk])
-				for _, a := range adds {
-					for j, v := range a.row(b, h, i, tq, tk) {
-						yr[j] += v
-					}
-				}
-				mx := negInf
-				for _, v := range yr {
-					mx = max(mx, v)
-				}
-				if mx == negInf {
-					clear(yr)
-					continue
-				}
-				var sum float32
-				for j, v := range yr {
-					e := float32(math.Exp(float64(v - mx)))
-					yr[j] = e
-					sum += e
-				}
-				inv := 1 / sum
-				for j := range yr {
-					yr[j] *= inv
-				}
+			var mv, bv []float32
+			if mask != nil {
+				mv = mask.block(b, h, n)
 			}
+			if bias != nil {
+				bv = bias.block(b, h, n)
+			}
+			kernels.AttnSoftmaxRef(one, x[bh*n:(bh+1)*n], mv, kernels.Bcast{B: 1, H: 1}, bv, kernels.Bcast{B: 1, H: 1}, y[bh*n:(bh+1)*n])
 		}
 	})
 	return res, nil
@@ -205,16 +189,7 @@ func (o *softmaxGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, erro
 	res := o.out(pre, s...) // [B, H, Tq, Tk]
 	ds := res.Float32s()
 	parallel(rows, len(p), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			pr, dr, sr := p[r*tk:(r+1)*tk], dp[r*tk:(r+1)*tk], ds[r*tk:(r+1)*tk]
-			var dot float32
-			for j, v := range pr {
-				dot += v * dr[j]
-			}
-			for j, v := range pr {
-				sr[j] = v * (dr[j] - dot)
-			}
-		}
+		kernels.AttnSoftmaxGradRef(hi-lo, tk, p[lo*tk:hi*tk], dp[lo*tk:hi*tk], ds[lo*tk:hi*tk])
 	})
 	return res, nil
 }
@@ -239,25 +214,7 @@ func (o *sumToOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	res := o.out(pre, o.shape...) // [B|1, H|1, Tq, Tk]
-	a := addend{v: res.Float32s(), nh: o.shape[1]}
-	if o.shape[0] > 1 {
-		a.bs = 1
-	}
-	if o.shape[1] > 1 {
-		a.hs = 1
-	}
-	clear(a.v)
-	nb, nh, tq, tk := s[0], s[1], s[2], s[3]
-	for b := 0; b < nb; b++ {
-		for h := 0; h < nh; h++ {
-			for i := 0; i < tq; i++ {
-				off := ((b*nh+h)*tq + i) * tk
-				dst := a.row(b, h, i, tq, tk)
-				for j, v := range x[off : off+tk] {
-					dst[j] += v
-				}
-			}
-		}
-	}
+	sh := kernels.AttnShape{B: s[0], H: s[1], Tq: s[2], Tk: s[3]}
+	kernels.SumToRef(sh, kernels.Bcast{B: o.shape[0], H: o.shape[1]}, x, res.Float32s())
 	return res, nil
 }
