@@ -26,17 +26,24 @@ func CheckIDs(ids []int32, v int, ignore int32) error {
 	return nil
 }
 
-// logSumExp is ops' (ops/crossentropy.go): max in float32, exp sum in float64.
+// logSumExp returns a row's max and log Σ exp: the max in float32, the exp
+// sum in float64.
 func logSumExp(row []float32) (mx, lse float32) {
-	mx = float32(math.Inf(-1))
+	mx, s := expSum(row)
+	return mx, mx + float32(math.Log(s))
+}
+
+// expSum returns a non-empty row's max and Σ exp(z - max), the sum in
+// float64 in order: the shared first half of every log-softmax here.
+func expSum(row []float32) (mx float32, s float64) {
+	mx = row[0]
 	for _, z := range row {
 		mx = max(mx, z)
 	}
-	var s float64
 	for _, z := range row {
 		s += math.Exp(float64(z - mx))
 	}
-	return mx, mx + float32(math.Log(s))
+	return mx, s
 }
 
 // CECount returns the number of rows whose target is not ignored.
@@ -118,14 +125,7 @@ func SoftmaxCEGradRowRef(s, scale float32, row []float32, t int32, d []float32) 
 func LogSoftmaxRef(n, v int, x, y []float32) {
 	for r := 0; r < n; r++ {
 		row := x[r*v : (r+1)*v]
-		mx := row[0]
-		for _, z := range row {
-			mx = max(mx, z)
-		}
-		var s float64
-		for _, z := range row {
-			s += math.Exp(float64(z - mx))
-		}
+		mx, s := expSum(row)
 		l := float32(math.Log(s)) + mx
 		for j, z := range row {
 			y[r*v+j] = z - l
@@ -138,14 +138,7 @@ func LogSoftmaxRef(n, v int, x, y []float32) {
 func LogProbAtRef(n, v int, x []float32, t []int32, out []float64) {
 	for r := 0; r < n; r++ {
 		row := x[r*v : (r+1)*v]
-		mx := row[0]
-		for _, z := range row {
-			mx = max(mx, z)
-		}
-		var sum float64
-		for _, z := range row {
-			sum += math.Exp(float64(z - mx))
-		}
+		mx, sum := expSum(row)
 		out[r] = float64(row[t[r]]-mx) - math.Log(sum)
 	}
 }
