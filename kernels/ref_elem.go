@@ -71,9 +71,11 @@ func BinaryRef(op BinOp, n int, a []float32, aStride int, b []float32, bStride i
 // AddBiasRef computes y [N,D] = x + b broadcast along rows (ops.AddBias, and
 // Gorgonia's BroadcastAdd over axis 0). y may alias x.
 func AddBiasRef(n, d int, x, b, y []float32) {
+	b = b[:d]
 	for r := 0; r < n; r++ {
-		for j := 0; j < d; j++ {
-			y[r*d+j] = x[r*d+j] + b[j]
+		xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
+		for j, v := range xr {
+			yr[j] = v + b[j]
 		}
 	}
 }
@@ -141,20 +143,26 @@ const (
 )
 
 // GELURef computes ops.GELU (tanh approximation, evaluated in float64).
-func GELURef(n int, x, y []float32) {
-	for i := 0; i < n; i++ {
-		v := float64(x[i])
-		t := math.Tanh(geluC * (v + geluA*v*v*v))
-		y[i] = float32(0.5 * v * (1 + t))
-	}
-}
+func GELURef(n int, x, y []float32) { geluLoop(false, x[:n], nil, y) }
 
 // GELUGradRef computes dx = dy * GELU'(x) as ops' GELUGrad.
-func GELUGradRef(n int, x, dy, dx []float32) {
-	for i := 0; i < n; i++ {
+func GELUGradRef(n int, x, dy, dx []float32) { geluLoop(true, x[:n], dy, dx) }
+
+// geluLoop is GELU's forward (grad false) or backward over x. Both share
+// one loop kept out of line: on amd64 the forward ran about 1.4 times
+// slower as a dedicated loop (BenchmarkOps/GELU), a code-layout effect of
+// the inlined math.Tanh, not of the arithmetic.
+//
+//go:noinline
+func geluLoop(grad bool, x, dy, y []float32) {
+	for i := 0; i < len(x); i++ {
 		v := float64(x[i])
 		t := math.Tanh(geluC * (v + geluA*v*v*v))
+		if !grad {
+			y[i] = float32(0.5 * v * (1 + t))
+			continue
+		}
 		dt := (1 - t*t) * geluC * (1 + 3*geluA*v*v)
-		dx[i] = dy[i] * float32(0.5*(1+t)+0.5*v*dt)
+		y[i] = dy[i] * float32(0.5*(1+t)+0.5*v*dt)
 	}
 }
