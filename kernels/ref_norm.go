@@ -24,6 +24,7 @@ func rowStats(row []float32, eps float32) (mean, rstd float32) {
 // LayerNormRef computes ops.LayerNorm: y [N,D] = (x-mean)*rstd*gamma + beta
 // per row.
 func LayerNormRef(n, d int, eps float32, x, gamma, beta, y []float32) {
+	gamma, beta = gamma[:d], beta[:d] // lets the compiler drop bounds checks
 	for r := 0; r < n; r++ {
 		row := x[r*d : (r+1)*d]
 		mean, rstd := rowStats(row, eps)
@@ -38,6 +39,7 @@ func LayerNormRef(n, d int, eps float32, x, gamma, beta, y []float32) {
 // and dy, with the row sums accumulated in float32 in column order.
 func LayerNormGradXRef(n, d int, eps float32, x, gamma, dy, dx []float32) {
 	inv := 1 / float32(d)
+	gamma = gamma[:d] // lets the compiler drop bounds checks
 	for r := 0; r < n; r++ {
 		row := x[r*d : (r+1)*d]
 		dyr := dy[r*d : (r+1)*d]
