@@ -212,7 +212,7 @@ func (m *LSTM) Loss(bt *Batch, train bool, eps float64, step int) (float64, erro
 	if train && m.Cfg.Dropout > 0 {
 		rng = data.SubRand(m.seed, "dropout/"+strconv.Itoa(step))
 	}
-	f := &lstmPass{m: m, rng: rng}
+	f := &lstmPass{m: m, rng: rng, keepAttU: train}
 	srcLen := rowLengths(bt.Src, bt.B, bt.S)
 	f.encode(bt.Src, bt.B, bt.S, srcLen)
 	rows := make([]int, bt.B*bt.T) // every decoder position is a query row

@@ -42,7 +42,7 @@ func (f *lstmPass) backward() {
 	dQ := make([]float32, R*H)      // [R, H]
 	dKeys := make([]float32, B*S*H) // [B*S, H]
 	dMem := make([]float32, B*S*W)  // [B*S, W]
-	va, ba := m.p.Data(m.va), m.p.Data(m.ba)
+	va := m.p.Data(m.va)
 	dVa, dBa := g(m.va), g(m.ba)
 	da := make([]float32, S)
 	for r, row := range f.rows {
@@ -73,8 +73,17 @@ func (f *lstmPass) backward() {
 				continue
 			}
 			k, dk := f.keys[(b*S+j)*H:(b*S+j+1)*H], dKeys[(b*S+j)*H:(b*S+j+1)*H]
+			var us []float32
+			if f.attU != nil {
+				us = f.attU[(r*S+j)*H : (r*S+j+1)*H]
+			}
 			for i := 0; i < H; i++ {
-				u := tanh32(qr[i] + k[i] + ba[i])
+				var u float32
+				if us != nil {
+					u = us[i]
+				} else {
+					u = tanh32(qr[i] + k[i]) // qr holds q + b
+				}
 				dVa[i] += de * u
 				du := de * va[i] * (1 - u*u)
 				dq[i] += du

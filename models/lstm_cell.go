@@ -1,8 +1,6 @@
 package models
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 )
@@ -21,6 +19,9 @@ import (
 //
 // A row with mask 0 (padding) keeps its previous state unchanged, so a
 // reversed pass over right-padded rows starts at each row's last token.
+// The first In rows of W are W_ih and the last H rows W_hh, so a sequence
+// (lstm_seq.go) splits z into x·W_ih for all steps at once and h_prev·W_hh
+// per step.
 
 // lstmStep holds what the backward pass of one step needs.
 type lstmStep struct {
@@ -46,28 +47,69 @@ func lstmForward(w, b []float32, in, H int, x, hPrev, cPrev, mask []float32) (h,
 		copy(z[r*4*H:], b)
 	}
 	gemm(false, false, n, 4*H, in+H, 1, st.xh, w, 1, z)
-	h, c = make([]float32, n*H), make([]float32, n*H)
-	st.tanhC = make([]float32, n*H)
-	for r := 0; r < n; r++ {
-		zr := z[r*4*H : (r+1)*4*H]
-		for k := 0; k < H; k++ {
-			zr[k] = sigmoid(zr[k])
-			zr[H+k] = sigmoid(zr[H+k])
-			zr[2*H+k] = tanh32(zr[2*H+k])
-			zr[3*H+k] = sigmoid(zr[3*H+k])
-			j := r*H + k
-			cn := zr[H+k]*cPrev[j] + zr[k]*zr[2*H+k]
-			tc := tanh32(cn)
-			st.tanhC[j] = tc
-			if mask != nil && mask[r] == 0 {
-				h[j], c[j] = hPrev[j], cPrev[j]
-				continue
-			}
-			h[j], c[j] = zr[3*H+k]*tc, cn
-		}
-	}
+	h, c = make([]float32, n*H), make([]float32, n*H) // [N, H]
+	st.tanhC = make([]float32, n*H)                   // [N, H]
+	lstmGates(z, hPrev, cPrev, mask, h, c, st.tanhC, H)
 	st.gates = z
 	return h, c, st
+}
+
+// lstmGates turns the pre-activations z [N, 4H] into the gates in place
+// and writes the new h, c and tanh(c) [N, H]; rows with mask 0 copy
+// h_prev and c_prev.
+func lstmGates(z, hPrev, cPrev, mask, h, c, tanhC []float32, H int) {
+	n := len(hPrev) / H
+	for r := 0; r < n; r++ {
+		zi, zf := z[r*4*H:r*4*H+H], z[r*4*H+H:r*4*H+2*H]
+		zg, zo := z[r*4*H+2*H:r*4*H+3*H], z[r*4*H+3*H:r*4*H+4*H]
+		cp, hp := cPrev[r*H:(r+1)*H], hPrev[r*H:(r+1)*H]
+		hr, cr, tr := h[r*H:(r+1)*H], c[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
+		pad := mask != nil && mask[r] == 0
+		for k := range zi {
+			i, f, g, o := sigmoid(zi[k]), sigmoid(zf[k]), tanh32(zg[k]), sigmoid(zo[k])
+			zi[k], zf[k], zg[k], zo[k] = i, f, g, o
+			cn := f*cp[k] + i*g
+			tc := tanh32(cn)
+			tr[k] = tc
+			if pad {
+				hr[k], cr[k] = hp[k], cp[k]
+				continue
+			}
+			hr[k], cr[k] = o*tc, cn
+		}
+	}
+}
+
+// lstmGatesBack is the step's backward pass up to z: from dh, dc [N, H] it
+// writes dz [N, 4H] and dcPrev, and sets dhPrev to dh on padding rows and
+// to 0 elsewhere (the caller adds dz·W_hhᵀ).
+func lstmGatesBack(gates, tanhC, cPrev, mask, dh, dc, dz, dhPrev, dcPrev []float32, H int) {
+	n := len(dh) / H
+	for r := 0; r < n; r++ {
+		dzr := dz[r*4*H : (r+1)*4*H]
+		dhr, dcr := dh[r*H:(r+1)*H], dc[r*H:(r+1)*H]
+		dhp, dcp := dhPrev[r*H:(r+1)*H], dcPrev[r*H:(r+1)*H]
+		if mask != nil && mask[r] == 0 {
+			clear(dzr)
+			copy(dhp, dhr)
+			copy(dcp, dcr)
+			continue
+		}
+		clear(dhp)
+		g := gates[r*4*H : (r+1)*4*H]
+		gi, gf, gg, gO := g[:H], g[H:2*H], g[2*H:3*H], g[3*H:]
+		di, df, dg, dO := dzr[:H], dzr[H:2*H], dzr[2*H:3*H], dzr[3*H:]
+		tc, cp := tanhC[r*H:(r+1)*H], cPrev[r*H:(r+1)*H]
+		for k := range dhr {
+			i, f, gk, o, t := gi[k], gf[k], gg[k], gO[k], tc[k]
+			dcn := dcr[k] + dhr[k]*o*(1-t*t)
+			di[k] = dcn * gk * i * (1 - i)
+			df[k] = dcn * cp[k] * f * (1 - f)
+			dg[k] = dcn * i * (1 - gk*gk)
+			dO[k] = dhr[k] * t * o * (1 - o)
+			dcp[k] = dcn * f
+		}
+	}
 }
 
 // backward takes the gradients dh, dc of the step's outputs, adds the
@@ -75,36 +117,14 @@ func lstmForward(w, b []float32, in, H int, x, hPrev, cPrev, mask []float32) (h,
 // c_prev.
 func (st *lstmStep) backward(w, dW, dB []float32, dh, dc []float32) (dx, dhPrev, dcPrev []float32) {
 	n, in, H := st.n, st.in, st.h
-	dz := make([]float32, n*4*H) // [N, 4H]
-	dhPrev, dcPrev = make([]float32, n*H), make([]float32, n*H)
-	for r := 0; r < n; r++ {
-		g := st.gates[r*4*H : (r+1)*4*H]
-		dzr := dz[r*4*H : (r+1)*4*H]
-		if st.mask != nil && st.mask[r] == 0 {
-			copy(dhPrev[r*H:(r+1)*H], dh[r*H:(r+1)*H])
-			copy(dcPrev[r*H:(r+1)*H], dc[r*H:(r+1)*H])
-			continue
-		}
-		for k := 0; k < H; k++ {
-			j := r*H + k
-			i, f, gg, o, tc := g[k], g[H+k], g[2*H+k], g[3*H+k], st.tanhC[j]
-			dcn := dc[j] + dh[j]*o*(1-tc*tc)
-			dzr[k] = dcn * gg * i * (1 - i)
-			dzr[H+k] = dcn * st.cPrev[j] * f * (1 - f)
-			dzr[2*H+k] = dcn * i * (1 - gg*gg)
-			dzr[3*H+k] = dh[j] * tc * o * (1 - o)
-			dcPrev[j] = dcn * f
-		}
-	}
+	dz := make([]float32, n*4*H)                                // [N, 4H]
+	dhPrev, dcPrev = make([]float32, n*H), make([]float32, n*H) // [N, H]
+	lstmGatesBack(st.gates, st.tanhC, st.cPrev, st.mask, dh, dc, dz, dhPrev, dcPrev, H)
 	gemm(true, false, in+H, 4*H, n, 1, st.xh, dz, 1, dW) // [In+H, 4H]
-	for r := 0; r < n; r++ {
-		for k, v := range dz[r*4*H : (r+1)*4*H] {
-			dB[k] += v
-		}
-	}
+	colSums(dz, dB)
 	dxh := make([]float32, n*(in+H)) // [N, In+H]
 	gemm(false, true, n, in+H, 4*H, 1, dz, w, 0, dxh)
-	dx = make([]float32, n*in)
+	dx = make([]float32, n*in) // [N, In]
 	for r := 0; r < n; r++ {
 		copy(dx[r*in:(r+1)*in], dxh[r*(in+H):r*(in+H)+in])
 		for k := 0; k < H; k++ {
@@ -114,60 +134,15 @@ func (st *lstmStep) backward(w, dW, dB []float32, dh, dc []float32) (dx, dhPrev,
 	return dx, dhPrev, dcPrev
 }
 
-// lstmRun is one LSTM layer run over a whole sequence in one direction.
-type lstmRun struct {
-	steps []*lstmStep
-	rev   bool
-	lastH []float32 // [N, H] hidden state after the last step
-	lastC []float32 // [N, H] cell state after the last step
-}
-
-// runLSTM runs a layer over xs[t] [N, In] for t = 0..len-1 (reversed when
-// rev) from zero state; masks[t] [N] marks real rows (nil: all real). It
-// returns hs[t] [N, H] in time order.
-func runLSTM(w, b []float32, in, H int, xs [][]float32, masks [][]float32, rev bool) ([][]float32, *lstmRun) {
-	T := len(xs)
-	n := len(xs[0]) / in
-	h, c := make([]float32, n*H), make([]float32, n*H)
-	hs := make([][]float32, T)
-	run := &lstmRun{steps: make([]*lstmStep, T), rev: rev}
-	for k := 0; k < T; k++ {
-		t := k
-		if rev {
-			t = T - 1 - k
+// colSums adds the column sums of x [N, len(out)] into out.
+func colSums(x, out []float32) {
+	w := len(out)
+	for r := 0; r+w <= len(x); r += w {
+		row := x[r : r+w]
+		for k, v := range row {
+			out[k] += v
 		}
-		var m []float32
-		if masks != nil {
-			m = masks[t]
-		}
-		var st *lstmStep
-		h, c, st = lstmForward(w, b, in, H, xs[t], h, c, m)
-		hs[t], run.steps[t] = h, st
 	}
-	run.lastH, run.lastC = h, c
-	return hs, run
-}
-
-// backward is backpropagation through time: dhs[t] [N, H] are the
-// gradients of the outputs; it returns dxs[t] [N, In].
-func (run *lstmRun) backward(w, dW, dB []float32, dhs [][]float32) [][]float32 {
-	T := len(run.steps)
-	n, H := run.steps[0].n, run.steps[0].h
-	dh, dc := make([]float32, n*H), make([]float32, n*H)
-	dxs := make([][]float32, T)
-	for k := T - 1; k >= 0; k-- {
-		t := k
-		if run.rev {
-			t = T - 1 - k
-		}
-		g := make([]float32, n*H)
-		copy(g, dh)
-		for j, v := range dhs[t] {
-			g[j] += v
-		}
-		dxs[t], dh, dc = run.steps[t].backward(w, dW, dB, g, dc)
-	}
-	return dxs
 }
 
 // gemm is C = alpha·op(A)·op(B) + beta·C for row-major A, B, C with op(A)
@@ -185,7 +160,3 @@ func gemm(ta, tb bool, m, n, k int, alpha float32, a, b []float32, beta float32,
 	}
 	G.WhichBLAS().Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
 }
-
-func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
-
-func tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }

@@ -33,13 +33,17 @@ type lstmPass struct {
 
 	rows   []int     // [R] query rows, indices into B*T
 	hq     []float32 // [R, H] decoder states of the query rows
-	q      []float32 // [R, H] hq·Wq
+	q      []float32 // [R, H] hq·Wq + b (the attention bias)
 	att    []float32 // [R, S] attention weights (0 beyond the source)
 	o      []float32 // [R, H+W] [h; ctx] after dropout
 	oDrop  []float32 // [R, H+W]
 	logits []float32 // [R, V]
 	gin    []float32 // [R, 2H+W] copy gate input [o; embedding]
 	pgen   []float32 // [R] generation probability
+
+	attU []float32 // [R, S, H] tanh(q + k + b) kept for backward; nil: recomputed
+	// keepAttU asks the forward pass to keep attU (a training pass).
+	keepAttU bool
 
 	dLogits  []float32 // [R, V] seeds of the backward pass
 	dPgen    []float32 // [R]
@@ -212,18 +216,30 @@ func (f *lstmPass) attendOutput() {
 	f.att = make([]float32, R*S) // [R, S]
 	f.o = make([]float32, R*O)   // [R, H+W]
 	va, ba := m.p.Data(m.va), m.p.Data(m.ba)
+	qb := f.q // [R, H] q + b: the bias joins the query once per row
+	for r := 0; r < R; r++ {
+		for i, v := range ba {
+			qb[r*H+i] += v
+		}
+	}
+	f.attU = nil
+	if f.keepAttU {
+		if R*S*H <= attUMax {
+			f.attU = make([]float32, R*S*H) // [R, S, H]
+		}
+	}
 	for r, row := range rows {
 		b := row / T
 		n := f.srcLen[b]
 		a := f.att[r*S : r*S+n]
-		qr := f.q[r*H : (r+1)*H]
+		qr := qb[r*H : (r+1)*H]
 		for j := 0; j < n; j++ {
 			k := f.keys[(b*S+j)*H : (b*S+j+1)*H]
-			var e float32
-			for i := 0; i < H; i++ {
-				e += va[i] * tanh32(qr[i]+k[i]+ba[i])
+			var u []float32
+			if f.attU != nil {
+				u = f.attU[(r*S+j)*H : (r*S+j+1)*H]
 			}
-			a[j] = e
+			a[j] = attScore(qr, k, va, u)
 		}
 		softmaxInPlace(a)
 		or := f.o[r*O : (r+1)*O]
@@ -260,6 +276,30 @@ func (f *lstmPass) attendOutput() {
 		}
 		f.pgen[r] = sigmoid(z)
 	}
+}
+
+// attUMax caps the floats of attU: larger attention activations are
+// recomputed in the backward pass instead of kept.
+const attUMax = 1 << 25
+
+// attScore is v·tanh(qb + k) for qb = q + b; u, when not nil, receives
+// the tanh.
+func attScore(qb, k, va, u []float32) float32 {
+	k, va = k[:len(qb)], va[:len(qb)]
+	var e float32
+	if u != nil {
+		u = u[:len(qb)]
+		for i, q := range qb {
+			t := tanh32(q + k[i])
+			u[i] = t
+			e += va[i] * t
+		}
+		return e
+	}
+	for i, q := range qb {
+		e += va[i] * tanh32(q+k[i])
+	}
+	return e
 }
 
 func softmaxInPlace(x []float32) {

@@ -1,0 +1,49 @@
+package models
+
+import (
+	"math"
+	"testing"
+)
+
+// TestFastMath compares the float32 nonlinearities with float64 math
+// rounded to float32 over the range the LSTM meets and beyond.
+func TestFastMath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		f      func(float32) float32
+		ref    func(float64) float64
+		lo, hi float64
+		rel    float64 // allowed relative error
+		abs    float64 // allowed absolute error
+	}{
+		{"exp", exp32, math.Exp, -87, 88, 4e-7, 0},
+		{"sigmoid", sigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -100, 100, 4e-7, 1e-37},
+		{"tanh", tanh32, math.Tanh, -20, 20, 4e-7, 1e-7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 200001
+			worst := 0.0
+			for i := 0; i < n; i++ {
+				x := tc.lo + (tc.hi-tc.lo)*float64(i)/(n-1)
+				x = float64(float32(x))
+				got, want := float64(tc.f(float32(x))), tc.ref(x)
+				err := math.Abs(got - want)
+				if err > tc.abs+tc.rel*math.Abs(want) {
+					t.Fatalf("%s(%g) = %g, want %g", tc.name, x, got, want)
+				}
+				if math.Abs(want) > 1e-30 {
+					worst = max(worst, err/math.Abs(want))
+				}
+			}
+			t.Logf("worst relative error %.3g", worst)
+		})
+	}
+	for _, x := range []float32{-1e30, -100, 100, 1e30} {
+		if e := exp32(x); math.IsNaN(float64(e)) || (x < 0 && e != 0) || (x > 0 && !math.IsInf(float64(e), 1)) {
+			t.Errorf("exp32(%g) = %g", x, e)
+		}
+		if s := tanh32(x); s != float32(math.Copysign(1, float64(x))) {
+			t.Errorf("tanh32(%g) = %g", x, s)
+		}
+	}
+}
