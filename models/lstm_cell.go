@@ -60,22 +60,26 @@ func lstmForward(w, b []float32, in, H int, x, hPrev, cPrev, mask []float32) (h,
 func lstmGates(z, hPrev, cPrev, mask, h, c, tanhC []float32, H int) {
 	n := len(hPrev) / H
 	for r := 0; r < n; r++ {
-		zi, zf := z[r*4*H:r*4*H+H], z[r*4*H+H:r*4*H+2*H]
-		zg, zo := z[r*4*H+2*H:r*4*H+3*H], z[r*4*H+3*H:r*4*H+4*H]
+		zr := z[r*4*H : (r+1)*4*H]
+		sigmoidSlice(zr[:2*H]) // i, f
+		tanhSlice(zr[2*H : 3*H])
+		sigmoidSlice(zr[3*H:])
+		zi, zf, zg, zo := zr[:H], zr[H:2*H], zr[2*H:3*H], zr[3*H:]
 		cp, hp := cPrev[r*H:(r+1)*H], hPrev[r*H:(r+1)*H]
 		hr, cr, tr := h[r*H:(r+1)*H], c[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
-		pad := mask != nil && mask[r] == 0
-		for k := range zi {
-			i, f, g, o := sigmoid(zi[k]), sigmoid(zf[k]), tanh32(zg[k]), sigmoid(zo[k])
-			zi[k], zf[k], zg[k], zo[k] = i, f, g, o
-			cn := f*cp[k] + i*g
-			tc := tanh32(cn)
-			tr[k] = tc
-			if pad {
-				hr[k], cr[k] = hp[k], cp[k]
-				continue
-			}
-			hr[k], cr[k] = o*tc, cn
+		for k := range tr {
+			tr[k] = zf[k]*cp[k] + zi[k]*zg[k]
+		}
+		if mask != nil && mask[r] == 0 {
+			tanhSlice(tr)
+			copy(hr, hp)
+			copy(cr, cp)
+			continue
+		}
+		copy(cr, tr)
+		tanhSlice(tr)
+		for k, t := range tr {
+			hr[k] = zo[k] * t
 		}
 	}
 }

@@ -50,22 +50,72 @@ func exp32(x float32) float32 {
 
 func sigmoid(x float32) float32 { return 1 / (1 + exp32(-x)) }
 
-// tanh32 is tanh in float32: its odd Taylor series near 0, where
-// 1 − 2/(e^{2x}+1) would lose relative precision, and saturation beyond 9.
+// tanh32 is tanh in float32 (tanhSlice on one value).
 func tanh32(x float32) float32 {
-	a := x
-	if a < 0 {
-		a = -a
-	}
-	switch {
-	case a < 0.25: // series through x^11: truncation below 1e-8 relative
-		x2 := x * x
-		return x * (1 + x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315+x2*(62.0/2835+x2*(-1382.0/155925))))))
-	case a > 9:
-		if x > 0 {
-			return 1
+	v := [1]float32{x}
+	tanhSlice(v[:])
+	return v[0]
+}
+
+// sigmoidSlice sets x[i] = σ(x[i]); exp32 is written out so that the loop
+// runs without calls.
+func sigmoidSlice(x []float32) {
+	for i, v := range x {
+		v = -v
+		var e float32
+		switch {
+		case v > expMax:
+			x[i] = 0
+			continue
+		case v < expMin:
+			x[i] = 1
+			continue
+		default:
+			f := v * exp32N
+			if f < 0 {
+				f -= 0.5
+			} else {
+				f += 0.5
+			}
+			n := int32(f)
+			fn := float32(n)
+			r := v - fn*ln2_32H - fn*ln2_32L
+			p := 1 + r*(1+r*(0.5+r*(1.0/6)))
+			e = exp2Frac[n&31] * p * math.Float32frombits(uint32((n>>5)+127)<<23)
 		}
-		return -1
+		x[i] = 1 / (1 + e)
 	}
-	return 1 - 2/(exp32(2*x)+1)
+}
+
+// tanhSlice sets x[i] = tanh(x[i]): its odd Taylor series below 0.25,
+// where 1 − 2/(e^{2|x|}+1) would lose relative precision, ±1 beyond 9,
+// and that formula with exp32 written out in between.
+func tanhSlice(x []float32) {
+	for i, v := range x {
+		a := v
+		if a < 0 {
+			a = -a
+		}
+		switch {
+		case a < 0.25:
+			x2 := v * v
+			x[i] = v * (1 + x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315+x2*(62.0/2835+x2*(-1382.0/155925))))))
+			continue
+		case a > 9:
+			x[i] = v / a
+			continue
+		}
+		// e^(2a) with 2a in [0.5, 18]: no overflow or underflow.
+		y := 2 * a
+		n := int32(y*exp32N + 0.5)
+		fn := float32(n)
+		r := y - fn*ln2_32H - fn*ln2_32L
+		p := 1 + r*(1+r*(0.5+r*(1.0/6)))
+		e := exp2Frac[n&31] * p * math.Float32frombits(uint32((n>>5)+127)<<23)
+		t := 1 - 2/(e+1)
+		if v < 0 {
+			t = -t
+		}
+		x[i] = t
+	}
 }

@@ -47,3 +47,43 @@ func TestFastMath(t *testing.T) {
 		}
 	}
 }
+
+// TestSliceMath checks that the loop forms agree with the scalar ones.
+func TestSliceMath(t *testing.T) {
+	var xs []float32
+	for x := float32(-100); x <= 100; x += 0.0137 {
+		xs = append(xs, x)
+	}
+	xs = append(xs, -1e30, 1e30, 0, 0.25, -0.25, 9, -9)
+	s, th := append([]float32(nil), xs...), append([]float32(nil), xs...)
+	sigmoidSlice(s)
+	tanhSlice(th)
+	for i, x := range xs {
+		if s[i] != sigmoid(x) {
+			t.Fatalf("sigmoidSlice(%g) = %g, sigmoid %g", x, s[i], sigmoid(x))
+		}
+		if th[i] != tanh32(x) {
+			t.Fatalf("tanhSlice(%g) = %g, tanh32 %g", x, th[i], tanh32(x))
+		}
+	}
+}
+
+func BenchmarkSigmoidSlice(b *testing.B) {
+	x := make([]float32, 4096)
+	for i := 0; i < b.N; i++ {
+		for j := range x {
+			x[j] = float32(j%97)/10 - 5
+		}
+		sigmoidSlice(x)
+	}
+}
+
+func BenchmarkTanhSlice(b *testing.B) {
+	x := make([]float32, 4096)
+	for i := 0; i < b.N; i++ {
+		for j := range x {
+			x[j] = float32(j%97)/10 - 5
+		}
+		tanhSlice(x)
+	}
+}

@@ -228,6 +228,7 @@ func (f *lstmPass) attendOutput() {
 			f.attU = make([]float32, R*S*H) // [R, S, H]
 		}
 	}
+	scratch := make([]float32, H) // [H]
 	for r, row := range rows {
 		b := row / T
 		n := f.srcLen[b]
@@ -235,7 +236,7 @@ func (f *lstmPass) attendOutput() {
 		qr := qb[r*H : (r+1)*H]
 		for j := 0; j < n; j++ {
 			k := f.keys[(b*S+j)*H : (b*S+j+1)*H]
-			var u []float32
+			u := scratch
 			if f.attU != nil {
 				u = f.attU[(r*S+j)*H : (r*S+j+1)*H]
 			}
@@ -282,22 +283,16 @@ func (f *lstmPass) attendOutput() {
 // recomputed in the backward pass instead of kept.
 const attUMax = 1 << 25
 
-// attScore is v·tanh(qb + k) for qb = q + b; u, when not nil, receives
-// the tanh.
+// attScore is v·tanh(qb + k) for qb = q + b; u [H] receives the tanh.
 func attScore(qb, k, va, u []float32) float32 {
-	k, va = k[:len(qb)], va[:len(qb)]
-	var e float32
-	if u != nil {
-		u = u[:len(qb)]
-		for i, q := range qb {
-			t := tanh32(q + k[i])
-			u[i] = t
-			e += va[i] * t
-		}
-		return e
-	}
+	k, va, u = k[:len(qb)], va[:len(qb)], u[:len(qb)]
 	for i, q := range qb {
-		e += va[i] * tanh32(q+k[i])
+		u[i] = q + k[i]
+	}
+	tanhSlice(u)
+	var e float32
+	for i, t := range u {
+		e += va[i] * t
 	}
 	return e
 }
