@@ -113,8 +113,19 @@ func SumRowsRef(n, d int, x, y []float32) {
 func AddRowsRef(n, d int, x, acc []float32) {
 	acc = acc[:d]
 	for r := 0; r < n; r++ {
-		for j, v := range x[r*d : (r+1)*d] {
-			acc[j] += v
+		row := x[r*d : (r+1)*d]
+		row = row[:len(acc)] // drops bounds checks below
+		// Four columns per iteration: independent adds, each column
+		// still summed in row order.
+		j := 0
+		for ; j+3 < len(acc); j += 4 {
+			acc[j] += row[j]
+			acc[j+1] += row[j+1]
+			acc[j+2] += row[j+2]
+			acc[j+3] += row[j+3]
+		}
+		for ; j < len(acc); j++ {
+			acc[j] += row[j]
 		}
 	}
 }

@@ -174,13 +174,15 @@ func (b *builder) input(name string, dt tensor.Dtype, shape ...int) *G.Node {
 	return G.NewTensor(b.g, dt, len(shape), G.WithShape(shape...), G.WithName(name))
 }
 
-// linear computes x·W + bias for x [N, in].
+// linear computes x·W + bias for x [N, in] as one op: the bias seeds the
+// product's output rows, the backward products take BLAS transpose flags
+// and the bias gradient is a column sum, so no repeated bias matrix, no
+// transposed copies and no per-step allocations.
 func (b *builder) linear(x *G.Node, w, bias int) *G.Node {
 	if b.err != nil {
 		return x
 	}
-	y := b.must(G.Mul(x, b.param(w)))                               // [N, out]
-	return b.must(G.BroadcastAdd(y, b.param(bias), nil, []byte{0})) // [N, out]
+	return b.must(ops.Linear(x, b.param(w), b.param(bias))) // [N, out]
 }
 
 // dropout draws its masks from the graph's own source, a function of
@@ -242,8 +244,8 @@ func (b *builder) ffn(x *G.Node, l *layerIDs) *G.Node {
 	if b.err != nil {
 		return x
 	}
-	hid = b.dropout(b.must(G.Rectify(hid))) // [N, MLP]
-	return b.linear(hid, l.w2, l.b2)        // [N, D]
+	hid = b.dropout(b.must(ops.ReLU(hid))) // [N, MLP]
+	return b.linear(hid, l.w2, l.b2)       // [N, D]
 }
 
 // residual adds dropout(f(LN(x))) to x.
@@ -252,7 +254,7 @@ func (b *builder) residual(x *G.Node, ln [2]int, f func(*G.Node) *G.Node) *G.Nod
 	if b.err != nil {
 		return x
 	}
-	return b.must(G.Add(x, y)) // [N, D]
+	return b.must(ops.Add(x, y)) // [N, D]
 }
 
 // embed looks up ids [B*T] and adds sinusoidal positions pos [B*T, D]
@@ -260,7 +262,7 @@ func (b *builder) residual(x *G.Node, ln [2]int, f func(*G.Node) *G.Node) *G.Nod
 func (b *builder) embed(table int, ids, pos *G.Node) *G.Node {
 	x := b.must(ops.Embed(b.param(table), ids)) // [B*T, D]
 	if pos != nil && b.err == nil {
-		x = b.must(G.Add(x, pos)) // [B*T, D]
+		x = b.must(ops.Add(x, pos)) // [B*T, D]
 	}
 	return b.dropout(x)
 }
