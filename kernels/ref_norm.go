@@ -6,19 +6,42 @@ import "math"
 const LayerNormEps = 1e-5
 
 // rowStats is ops' LayerNorm row statistics: mean and variance accumulate
-// in float64 (two passes), then convert to float32.
+// in float64 (two passes), then convert to float32. Each pass keeps four
+// partial sums (element j of each full group of four goes to sum j%4, a
+// tail to the first; combined as (s0+s1)+(s2+s3)): four independent add
+// chains instead of one, on every row of the three layer-norm references;
+// in float64 the order's effect stays far below float32 rounding.
 func rowStats(row []float32, eps float32) (mean, rstd float32) {
-	var s float64
-	for _, v := range row {
-		s += float64(v)
+	n := len(row)
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+3 < n; j += 4 {
+		r := row[j : j+4 : j+4]
+		s0 += float64(r[0])
+		s1 += float64(r[1])
+		s2 += float64(r[2])
+		s3 += float64(r[3])
 	}
-	m := s / float64(len(row))
-	var q float64
-	for _, v := range row {
-		dv := float64(v) - m
-		q += dv * dv
+	for ; j < n; j++ {
+		s0 += float64(row[j])
 	}
-	return float32(m), float32(1 / math.Sqrt(q/float64(len(row))+float64(eps)))
+	m := ((s0 + s1) + (s2 + s3)) / float64(n)
+	var q0, q1, q2, q3 float64
+	j = 0
+	for ; j+3 < n; j += 4 {
+		r := row[j : j+4 : j+4]
+		d0, d1, d2, d3 := float64(r[0])-m, float64(r[1])-m, float64(r[2])-m, float64(r[3])-m
+		q0 += d0 * d0
+		q1 += d1 * d1
+		q2 += d2 * d2
+		q3 += d3 * d3
+	}
+	for ; j < n; j++ {
+		dv := float64(row[j]) - m
+		q0 += dv * dv
+	}
+	q := (q0 + q1) + (q2 + q3)
+	return float32(m), float32(1 / math.Sqrt(q/float64(n)+float64(eps)))
 }
 
 // LayerNormRef computes ops.LayerNorm: y [N,D] = (x-mean)*rstd*gamma + beta
