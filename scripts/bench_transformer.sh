@@ -15,7 +15,16 @@ metric() { echo "$out" | awk -v b="$1" -v u="$2" '$1 ~ b {for (i = 1; i <= NF; i
 go_ms=$(metric TransformerTrainStep ms/step)
 py_line=$("$PY" scripts/bench_torch_transformer.py --threads "$THREADS" --steps 5)
 py_ms=$(echo "$py_line" | awk '{print $3}')
-echo "compgen ms/step $go_ms (peak $(metric TransformerTrainStep MB-peak) MB)"
-echo "$py_line"
+# CPU time per step (all threads): the same script with its clock swapped
+# for process time. On a busy machine wall times swing with the load; CPU
+# times much less.
+go_cpu=$(metric TransformerTrainStep cpu-ms/step)
+py_cpu=$("$PY" -c 'import runpy, sys, time
+time.perf_counter = time.process_time
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")' scripts/bench_torch_transformer.py --threads "$THREADS" --steps 5 | awk '{print $3}')
+echo "compgen ms/step $go_ms, cpu-ms/step $go_cpu (peak $(metric TransformerTrainStep MB-peak) MB)"
+echo "$py_line, cpu-ms/step $py_cpu"
 awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", g / p}'
+awk -v g="$go_cpu" -v p="$py_cpu" 'BEGIN {printf "cpu-time ratio compgen/pytorch %.2f\n", g / p}'
 echo "greedy decoding: $(metric GreedyDecode tokens/s) tokens/s (peak $(metric GreedyDecode MB-peak) MB)"
