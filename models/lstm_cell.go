@@ -59,25 +59,25 @@ func lstmForward(w, b []float32, in, H int, x, hPrev, cPrev, mask []float32) (h,
 // h_prev and c_prev.
 func lstmGates(z, hPrev, cPrev, mask, h, c, tanhC []float32, H int) {
 	n := len(hPrev) / H
+	lstmAct(z, H)
 	for r := 0; r < n; r++ {
 		zr := z[r*4*H : (r+1)*4*H]
-		sigmoidSlice(zr[:2*H]) // i, f
-		tanhSlice(zr[2*H : 3*H])
-		sigmoidSlice(zr[3*H:])
-		zi, zf, zg, zo := zr[:H], zr[H:2*H], zr[2*H:3*H], zr[3*H:]
-		cp, hp := cPrev[r*H:(r+1)*H], hPrev[r*H:(r+1)*H]
-		hr, cr, tr := h[r*H:(r+1)*H], c[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
+		zi, zf, zg := zr[:H], zr[H:2*H], zr[2*H:3*H]
+		cp, tr := cPrev[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
 		for k := range tr {
 			tr[k] = zf[k]*cp[k] + zi[k]*zg[k]
 		}
+	}
+	copy(c, tanhC) // the new cells, before padding rows take c_prev back
+	tanhVec(tanhC)
+	for r := 0; r < n; r++ {
+		hr, cr, tr := h[r*H:(r+1)*H], c[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
 		if mask != nil && mask[r] == 0 {
-			tanhSlice(tr)
-			copy(hr, hp)
-			copy(cr, cp)
+			copy(hr, hPrev[r*H:(r+1)*H])
+			copy(cr, cPrev[r*H:(r+1)*H])
 			continue
 		}
-		copy(cr, tr)
-		tanhSlice(tr)
+		zo := z[r*4*H+3*H : (r+1)*4*H]
 		for k, t := range tr {
 			hr[k] = zo[k] * t
 		}

@@ -89,3 +89,41 @@ func BenchmarkTanhSlice(b *testing.B) {
 		tanhSlice(x)
 	}
 }
+
+// TestVecMath checks the forms the passes call (C where cgo builds them)
+// against float64 math, and lstmAct's gate blocks.
+func TestVecMath(t *testing.T) {
+	var xs []float32
+	for x := float32(-100); x <= 100; x += 0.00731 {
+		xs = append(xs, x)
+	}
+	xs = append(xs, -1e30, 1e30, 0)
+	s, th := append([]float32(nil), xs...), append([]float32(nil), xs...)
+	sigmoidVec(s)
+	tanhVec(th)
+	for i, x := range xs {
+		ws, wt := 1/(1+math.Exp(-float64(x))), math.Tanh(float64(x))
+		if d := math.Abs(float64(s[i]) - ws); d > 1e-37+4e-7*ws {
+			t.Fatalf("sigmoidVec(%g) = %g, want %g", x, s[i], ws)
+		}
+		if d := math.Abs(float64(th[i]) - wt); d > 1e-7+4e-7*math.Abs(wt) {
+			t.Fatalf("tanhVec(%g) = %g, want %g", x, th[i], wt)
+		}
+	}
+	const H = 40
+	z := make([]float32, 3*4*H) // [3, 4H]
+	for i := range z {
+		z[i] = float32(i%17)/4 - 2
+	}
+	want := append([]float32(nil), z...)
+	lstmAct(z, H)
+	for i, v := range want {
+		w := sigmoid(v)
+		if i%(4*H)/H == 2 {
+			w = tanh32(v)
+		}
+		if math.Abs(float64(z[i]-w)) > 2e-7 {
+			t.Fatalf("lstmAct: z[%d] = %g, want %g", i, z[i], w)
+		}
+	}
+}

@@ -228,20 +228,17 @@ func (f *lstmPass) attendOutput() {
 			f.attU = make([]float32, R*S*H) // [R, S, H]
 		}
 	}
-	scratch := make([]float32, H) // [H]
+	scratch := make([]float32, S*H) // [S, H]
 	for r, row := range rows {
 		b := row / T
 		n := f.srcLen[b]
 		a := f.att[r*S : r*S+n]
 		qr := qb[r*H : (r+1)*H]
-		for j := 0; j < n; j++ {
-			k := f.keys[(b*S+j)*H : (b*S+j+1)*H]
-			u := scratch
-			if f.attU != nil {
-				u = f.attU[(r*S+j)*H : (r*S+j+1)*H]
-			}
-			a[j] = attScore(qr, k, va, u)
+		u := scratch
+		if f.attU != nil {
+			u = f.attU[r*S*H : (r+1)*S*H]
 		}
+		attScores(a, qr, f.keys[b*S*H:(b*S+n)*H], va, u)
 		softmaxInPlace(a)
 		or := f.o[r*O : (r+1)*O]
 		copy(or, f.hq[r*H:(r+1)*H])
@@ -283,18 +280,25 @@ func (f *lstmPass) attendOutput() {
 // recomputed in the backward pass instead of kept.
 const attUMax = 1 << 25
 
-// attScore is v·tanh(qb + k) for qb = q + b; u [H] receives the tanh.
-func attScore(qb, k, va, u []float32) float32 {
-	k, va, u = k[:len(qb)], va[:len(qb)], u[:len(qb)]
-	for i, q := range qb {
-		u[i] = q + k[i]
+// attScores sets a[j] = v·tanh(qb + k_j) for qb = q + b and the n keys
+// k_j (rows of keys [n, H]); u [n, H] receives the tanh.
+func attScores(a, qb, keys, va, u []float32) {
+	H := len(qb)
+	for j := range a {
+		k, uj := keys[j*H:(j+1)*H], u[j*H:(j+1)*H]
+		for i, q := range qb {
+			uj[i] = q + k[i]
+		}
 	}
-	tanhSlice(u)
-	var e float32
-	for i, t := range u {
-		e += va[i] * t
+	tanhVec(u[:len(a)*H])
+	for j := range a {
+		uj := u[j*H : (j+1)*H]
+		var e float32
+		for i, t := range uj {
+			e += va[i] * t
+		}
+		a[j] = e
 	}
-	return e
 }
 
 func softmaxInPlace(x []float32) {
