@@ -45,6 +45,7 @@ func (f *lstmPass) backward() {
 	va := m.p.Data(m.va)
 	dVa, dBa := g(m.va), g(m.ba)
 	da := make([]float32, S)
+	uBuf := make([]float32, H) // [H] tanh recomputed when attU was not kept
 	for r, row := range f.rows {
 		b := row / T
 		n := f.srcLen[b]
@@ -73,25 +74,25 @@ func (f *lstmPass) backward() {
 				continue
 			}
 			k, dk := f.keys[(b*S+j)*H:(b*S+j+1)*H], dKeys[(b*S+j)*H:(b*S+j+1)*H]
-			var us []float32
+			us := uBuf
 			if f.attU != nil {
 				us = f.attU[(r*S+j)*H : (r*S+j+1)*H]
-			}
-			for i := 0; i < H; i++ {
-				var u float32
-				if us != nil {
-					u = us[i]
-				} else {
-					u = tanh32(qr[i] + k[i]) // qr holds q + b
+			} else {
+				for i, q := range qr {
+					us[i] = q + k[i] // qr holds q + b
 				}
+				tanhVec(us)
+			}
+			us, dk, dVa, va := us[:H], dk[:H], dVa[:H], va[:H]
+			for i, u := range us {
 				dVa[i] += de * u
 				du := de * va[i] * (1 - u*u)
 				dq[i] += du
 				dk[i] += du
-				dBa[i] += du
 			}
 		}
 	}
+	colSums(dQ, dBa) // the bias enters every score as the query does
 	gemm(true, false, H, H, R, 1, f.hq, dQ, 1, g(m.wq))
 	gemm(false, true, R, H, H, 1, dQ, m.p.Data(m.wq), 1, dHq)
 	gemm(true, false, W, H, B*S, 1, f.mem, dKeys, 1, g(m.wk))

@@ -277,8 +277,8 @@ func (f *lstmPass) attendOutput() {
 }
 
 // attUMax caps the floats of attU: larger attention activations are
-// recomputed in the backward pass instead of kept.
-const attUMax = 1 << 25
+// recomputed in the backward pass instead of kept (a variable for tests).
+var attUMax = 1 << 25
 
 // attScores sets a[j] = v·tanh(qb + k_j) for qb = q + b and the n keys
 // k_j (rows of keys [n, H]); u [n, H] receives the tanh.

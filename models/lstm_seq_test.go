@@ -53,3 +53,35 @@ func TestLSTMSeqGradient(t *testing.T) {
 		})
 	}
 }
+
+// TestLSTMAttUMax checks that recomputing the attention's tanh in the
+// backward pass (activations over attUMax) gives the kept ones' gradients.
+func TestLSTMAttUMax(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(variant, func(t *testing.T) {
+			m, bt := tinyLSTM(t, variant, 0)
+			grads := func() [][]float32 {
+				if _, err := m.Loss(bt, true, 0.1, 1); err != nil {
+					t.Fatal(err)
+				}
+				out := make([][]float32, len(m.p.Grads))
+				for i, g := range m.p.Grads {
+					out[i] = append([]float32(nil), g...)
+				}
+				return out
+			}
+			kept := grads()
+			old := attUMax
+			attUMax = 0
+			defer func() { attUMax = old }()
+			again := grads()
+			for i := range kept {
+				for j := range kept[i] {
+					if d := kept[i][j] - again[i][j]; d > 1e-6 || d < -1e-6 {
+						t.Fatalf("%s[%d]: %g kept, %g recomputed", m.p.Names[i], j, kept[i][j], again[i][j])
+					}
+				}
+			}
+		})
+	}
+}
