@@ -83,16 +83,16 @@ func (f *lstmPass) backward() {
 				}
 				tanhVec(us)
 			}
-			us, dk, dVa, va := us[:H], dk[:H], dVa[:H], va[:H]
+			us, dk, dVa, dBa, va := us[:H], dk[:H], dVa[:H], dBa[:H], va[:H]
 			for i, u := range us {
 				dVa[i] += de * u
 				du := de * va[i] * (1 - u*u)
 				dq[i] += du
 				dk[i] += du
+				dBa[i] += du
 			}
 		}
 	}
-	colSums(dQ, dBa) // the bias enters every score as the query does
 	gemm(true, false, H, H, R, 1, f.hq, dQ, 1, g(m.wq))
 	gemm(false, true, R, H, H, 1, dQ, m.p.Data(m.wq), 1, dHq)
 	gemm(true, false, W, H, B*S, 1, f.mem, dKeys, 1, g(m.wk))
