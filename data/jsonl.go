@@ -34,10 +34,36 @@ func ReadRecords(path string) ([]Record, error) {
 
 // DecodeRecords reads JSONL records from r; see ReadRecords.
 func DecodeRecords(r io.Reader) ([]Record, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
 	var recs []Record
 	seen := map[string]int{}
+	err := EachLine(r, func(line int, p []byte) error {
+		var rec Record
+		if err := json.Unmarshal(p, &rec); err != nil {
+			return fmt.Errorf("not a JSON record: %w", err)
+		}
+		if rec.ID == "" {
+			return errors.New(`record has no "id"`)
+		}
+		if prev, ok := seen[rec.ID]; ok {
+			return fmt.Errorf("id %q repeats (first on line %d)", rec.ID, prev)
+		}
+		seen[rec.ID] = line
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// EachLine calls fn with the 1-based number and the trimmed bytes of every
+// non-blank line of a JSONL stream (lines up to 64 MiB). An error from fn
+// stops the scan and comes back prefixed with the line number. p is only
+// valid during the call.
+func EachLine(r io.Reader, fn func(line int, p []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -45,26 +71,17 @@ func DecodeRecords(r io.Reader) ([]Record, error) {
 		if len(p) == 0 {
 			continue
 		}
-		var rec Record
-		if err := json.Unmarshal(p, &rec); err != nil {
-			return nil, fmt.Errorf("line %d: not a JSON record: %w", line, err)
+		if err := fn(line, p); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
 		}
-		if rec.ID == "" {
-			return nil, fmt.Errorf("line %d: record has no \"id\"", line)
-		}
-		if prev, ok := seen[rec.ID]; ok {
-			return nil, fmt.Errorf("line %d: id %q repeats (first on line %d)", line, rec.ID, prev)
-		}
-		seen[rec.ID] = line
-		recs = append(recs, rec)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("line %d: longer than %d bytes", line+1, maxLine)
+			return fmt.Errorf("line %d: longer than %d bytes", line+1, maxLine)
 		}
-		return nil, err
+		return err
 	}
-	return recs, nil
+	return nil
 }
 
 // Encoder writes records as JSONL.

@@ -1,14 +1,14 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 
+	"compgen/data"
 	"compgen/data/structure"
 )
 
@@ -44,36 +44,29 @@ func ReadEasiness(path string) (map[string]float64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<16), maxPredLine)
 	out := map[string]float64{}
-	line := 0
-	for sc.Scan() {
-		line++
-		p := bytes.TrimSpace(sc.Bytes())
-		if len(p) == 0 {
-			continue
-		}
+	err = data.EachLine(f, func(line int, p []byte) error {
 		var e struct {
 			ID       json.RawMessage `json:"id"`
 			Easiness *float64        `json:"easiness"`
 		}
 		if err := json.Unmarshal(p, &e); err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
+			return err
 		}
 		id, err := parseID(e.ID)
 		if err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
+			return err
 		}
 		if e.Easiness == nil || math.IsNaN(*e.Easiness) {
-			return nil, fmt.Errorf("%s: line %d: no numeric \"easiness\"", path, line)
+			return errors.New(`no numeric "easiness"`)
 		}
 		if _, dup := out[id]; dup {
-			return nil, fmt.Errorf("%s: line %d: id %q repeats", path, line, id)
+			return fmt.Errorf("id %q repeats", id)
 		}
 		out[id] = *e.Easiness
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(out) == 0 {

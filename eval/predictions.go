@@ -1,14 +1,14 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+
+	"compgen/data"
 )
 
 // Prediction is one line of a predictions file:
@@ -30,8 +30,6 @@ type predictionJSON struct {
 	Score      *float64        `json:"score"`
 	Beam       []string        `json:"beam"`
 }
-
-const maxPredLine = 64 << 20
 
 // ReadPredictions reads a predictions JSONL file; see DecodePredictions.
 func ReadPredictions(path string) ([]Prediction, error) {
@@ -55,38 +53,28 @@ func ReadPredictions(path string) ([]Prediction, error) {
 // its decimal text). It fails, naming the line, on malformed JSON, a
 // missing id or prediction, or a repeated id.
 func DecodePredictions(r io.Reader) ([]Prediction, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxPredLine)
 	var out []Prediction
 	seen := map[string]int{}
-	line := 0
-	for sc.Scan() {
-		line++
-		p := bytes.TrimSpace(sc.Bytes())
-		if len(p) == 0 {
-			continue
-		}
+	err := data.EachLine(r, func(line int, p []byte) error {
 		var pj predictionJSON
 		if err := json.Unmarshal(p, &pj); err != nil {
-			return nil, fmt.Errorf("line %d: not a prediction object: %w", line, err)
+			return fmt.Errorf("not a prediction object: %w", err)
 		}
 		id, err := parseID(pj.ID)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return err
 		}
 		if pj.Prediction == nil {
-			return nil, fmt.Errorf("line %d: id %q has no \"prediction\"", line, id)
+			return fmt.Errorf("id %q has no \"prediction\"", id)
 		}
 		if prev, ok := seen[id]; ok {
-			return nil, fmt.Errorf("line %d: id %q repeats (first on line %d)", line, id, prev)
+			return fmt.Errorf("id %q repeats (first on line %d)", id, prev)
 		}
 		seen[id] = line
 		out = append(out, Prediction{ID: id, Text: *pj.Prediction, Score: pj.Score, Beam: pj.Beam})
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("line %d: longer than %d bytes", line+1, maxPredLine)
-		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
