@@ -51,9 +51,9 @@ func TestEngineModelSeq2Seq(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The model decodes incrementally from cached keys and values,
-		// the engine model re-runs each prefix: same tokens, scores
-		// within float32 rounding.
+		// Both decode incrementally from cached keys and values, the
+		// engine through its kernels: same tokens, scores within float32
+		// rounding.
 		for i := range want {
 			for k, h := range want[i].Hyps {
 				g := got[i].Hyps[k]
