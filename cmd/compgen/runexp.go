@@ -13,6 +13,7 @@ import (
 
 	"compgen/blas"
 	"compgen/data"
+	"compgen/engine"
 	"compgen/train"
 )
 
@@ -34,7 +35,8 @@ then print exact match per model. Defaults are a small CPU budget (2 layers, dim
 64, MLP 128, 300 steps, batch 32, lr 2e-3, warmup 100, max target 160), not the
 "config default" values listed below; the model and optimisation flags of
 "compgen train" override them (--layers 3 --dim 256 --mlp 512 for the paper's size). DIR gets data/, one run folder per model (and MODEL-ft),
-predictions and results.md.`, stderr)
+predictions and results.md. --device runs training, fine-tuning and decoding
+of every model on that device.`, stderr)
 	var tf trainFlags
 	tf.register(fs)
 	task := fs.String("task", "length", "SCAN generalization `TASK` (see compgen gen --help)")
@@ -47,6 +49,7 @@ predictions and results.md.`, stderr)
 	ftLR := fs.Float64("finetune-lr", 1e-4, "fine-tuning learning rate")
 	beam := fs.Int("beam", 1, "beam size for prediction")
 	force := fs.Bool("force", false, "replace existing results in DIR")
+	devName := deviceFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -61,6 +64,11 @@ predictions and results.md.`, stderr)
 	if modelSet {
 		return usagef("run: use --models, not --model")
 	}
+	// Checked before anything is written: a refused device leaves no DIR.
+	dv, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
 	names := strings.Split(*modelList, ",")
 	cfgs := make([]train.Config, len(names))
 	for i, n := range names {
@@ -71,8 +79,17 @@ predictions and results.md.`, stderr)
 		if err := tf.apply(fs, &cfgs[i]); err != nil {
 			return err
 		}
+		if err := dv.check(cfgs[i].Model); err != nil {
+			return err
+		}
 	}
 	blas.Use()
+	// One backend for every stage, so the whole experiment runs on it.
+	be, release, err := dv.open()
+	if err != nil {
+		return err
+	}
+	defer release()
 	dataDir := filepath.Join(*out, "data")
 	genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train", strconv.Itoa(*nTrain),
 		"--valid", strconv.Itoa(*nValid), "--test", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
@@ -80,7 +97,7 @@ predictions and results.md.`, stderr)
 		genArgs = append(genArgs, "--force")
 	}
 	fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", *task, dataDir)
-	if err := runGen(ctx, genArgs, io.Discard, stderr); err != nil {
+	if err = runGen(ctx, genArgs, io.Discard, stderr); err != nil {
 		return fmt.Errorf("run: generate: %w", err)
 	}
 	read := func(name string) ([]data.Record, error) { return data.ReadRecords(filepath.Join(dataDir, name)) }
@@ -108,11 +125,11 @@ predictions and results.md.`, stderr)
 		dir := filepath.Join(*out, name)
 		fmt.Fprintf(stderr, "training %s in %s\n", name, dir)
 		cfg.Seed = tf.seed
-		res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: trainRecs, Dev: dev, Force: *force, Stderr: stderr})
+		res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: trainRecs, Dev: dev, Force: *force, Stderr: stderr, Backend: be})
 		if err != nil {
 			return fmt.Errorf("run: %s: %w", names[i], err)
 		}
-		zero, err := predictEM(ctx, dir, test, *beam, *force, stderr)
+		zero, err := predictEM(ctx, dir, test, *beam, *force, be, stderr)
 		if err != nil {
 			return err
 		}
@@ -123,10 +140,10 @@ predictions and results.md.`, stderr)
 				return err
 			}
 			ftDir := dir + "-ft"
-			if _, err := train.Finetune(ctx, base, ft, train.FinetuneOptions{Steps: *ftSteps, LR: *ftLR, Out: ftDir, Force: *force, Stderr: stderr}); err != nil {
+			if _, err := train.Finetune(ctx, base, ft, train.FinetuneOptions{Steps: *ftSteps, LR: *ftLR, Out: ftDir, Force: *force, Stderr: stderr, Backend: be}); err != nil {
 				return fmt.Errorf("run: %s: fine-tune: %w", name, err)
 			}
-			em, err := predictEM(ctx, ftDir, test, *beam, *force, stderr)
+			em, err := predictEM(ctx, ftDir, test, *beam, *force, be, stderr)
 			if err != nil {
 				return err
 			}
@@ -149,11 +166,19 @@ predictions and results.md.`, stderr)
 }
 
 // predictEM decodes test with the run in dir, writes dir/test.preds.jsonl
-// and returns the exact match.
-func predictEM(ctx context.Context, dir string, test []data.Record, beam int, force bool, stderr io.Writer) (float64, error) {
+// and returns the exact match. be, when set, decodes on package engine's
+// executor.
+func predictEM(ctx context.Context, dir string, test []data.Record, beam int, force bool, be engine.Backend, stderr io.Writer) (float64, error) {
 	r, err := train.OpenRun(dir, true)
 	if err != nil {
 		return 0, err
+	}
+	if be != nil {
+		done, err := r.UseBackend(be)
+		if err != nil {
+			return 0, err
+		}
+		defer done()
 	}
 	preds, _, err := train.Predict(ctx, r, test, train.DecodeOptions{Beam: beam, Alpha: 0.6, Batch: 64}, stderr)
 	if err != nil {
