@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -36,7 +37,7 @@ type Transformer struct {
 	MaxGraphs int
 	// GraphBudget bounds the estimated bytes of the compiled graphs kept
 	// (activations and gradients, see graphBytes); <= 0 means no byte
-	// bound. Default DefaultGraphBudget.
+	// bound. Default DefaultGraphBudget, or what SetGraphBudget set.
 	GraphBudget int64
 
 	graphs      map[graphKey]*compiled
@@ -49,6 +50,27 @@ type Transformer struct {
 // memory. The Go heap may grow to about twice its live size between
 // collections, so a process's peak lies above it.
 const DefaultGraphBudget int64 = 2 << 30
+
+// graphBudget is the GraphBudget of Transformers made from now on; 0
+// stands for DefaultGraphBudget. Process-wide because models are built
+// deep inside training, resuming, fine-tuning and loading alike, and the
+// budget is a memory setting of the process, not part of a run's config.
+var graphBudget atomic.Int64
+
+// SetGraphBudget sets the GraphBudget of Transformers made from now on
+// (bytes; 0: DefaultGraphBudget, < 0: no byte bound) and returns the
+// previous setting. Models already made keep theirs.
+func SetGraphBudget(bytes int64) (previous int64) {
+	return graphBudget.Swap(bytes)
+}
+
+// newGraphBudget is the GraphBudget a new Transformer starts with.
+func newGraphBudget() int64 {
+	if b := graphBudget.Load(); b != 0 {
+		return b
+	}
+	return DefaultGraphBudget
+}
 
 type attnIDs struct{ wq, wk, wv, wo, bq, bk, bv, bo, rel int }
 
@@ -69,7 +91,7 @@ func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
 		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)
 	}
 	rng := data.SubRand(seed, "init")
-	m := &Transformer{Cfg: cfg, MaxGraphs: 8, GraphBudget: DefaultGraphBudget, graphs: map[graphKey]*compiled{}, seed: seed}
+	m := &Transformer{Cfg: cfg, MaxGraphs: 8, GraphBudget: newGraphBudget(), graphs: map[graphKey]*compiled{}, seed: seed}
 	d, p := cfg.Dim, &m.p
 	// Embeddings N(0, 1) without the sqrt(d) factor: the same forward pass
 	// as Vaswani's N(0, 1/d) scaled by sqrt(d).

@@ -22,6 +22,7 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	lr := fs.Float64("lr", 1e-4, "constant learning rate")
 	force := fs.Bool("force", false, "replace an existing run in --out")
 	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -33,6 +34,9 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	}
 	dev, err := parseDevice(*devName)
 	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
 	blas.Use()

@@ -26,6 +26,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	last := fs.Bool("last", false, "use the latest weights instead of the best dev checkpoint")
 	force := fs.Bool("force", false, "replace an existing --out")
 	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -37,6 +38,9 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	}
 	dev, err := parseDevice(*devName)
 	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
 	if err := data.CheckFree(*out, *force); err != nil {

@@ -50,6 +50,7 @@ of every model on that device.`, stderr)
 	beam := fs.Int("beam", 1, "beam size for prediction")
 	force := fs.Bool("force", false, "replace existing results in DIR")
 	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -67,6 +68,9 @@ of every model on that device.`, stderr)
 	// Checked before anything is written: a refused device leaves no DIR.
 	dv, err := parseDevice(*devName)
 	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
 	names := strings.Split(*modelList, ",")

@@ -174,6 +174,7 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
 	force := fs.Bool("force", false, "replace an existing run in --out")
 	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
 	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
 	if _, err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
@@ -189,6 +190,9 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	}
 	dv, err := parseDevice(*devName)
 	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
 	blas.Use()
