@@ -27,7 +27,17 @@ type GPT2 struct {
 	// params in a fixed order (gpt2Shapes, c_attn split in three).
 	params []gpt2Param
 	index  map[string]int
-	graphs map[gpt2Key]*gpt2Graph // training graphs
+	// graphs holds the whole-model graphs (training, and the engine's
+	// scoring views; gpt2_graph.go), bounded like a Transformer's.
+	graphs map[gpt2Key]*gpt2Graph
+	// MaxGraphs bounds the number of graphs kept (least recently used ones
+	// are dropped and rebuilt when needed); default 8.
+	MaxGraphs int
+	// GraphBudget bounds the estimated bytes of the graphs kept
+	// (graphBytes); <= 0 means no byte bound. Default DefaultGraphBudget,
+	// or what SetGraphBudget set.
+	GraphBudget int64
+	cachedBytes int64 // sum of the kept graphs' bytes
 	// infer holds the scoring graphs (see gpt2Infer); useClock orders them
 	// by last use.
 	infer    map[gpt2Key]*gpt2Infer
@@ -156,7 +166,9 @@ func newGPT2Shell(cfg GPT2Config) (*GPT2, []string, map[string][]int, error) {
 		return nil, nil, nil, err
 	}
 	names, shapes := gpt2Shapes(cfg)
-	return &GPT2{Cfg: cfg, index: map[string]int{}, graphs: map[gpt2Key]*gpt2Graph{}, infer: map[gpt2Key]*gpt2Infer{}}, names, shapes, nil
+	m := &GPT2{Cfg: cfg, index: map[string]int{}, graphs: map[gpt2Key]*gpt2Graph{}, MaxGraphs: 8, GraphBudget: newGraphBudget(),
+		infer: map[gpt2Key]*gpt2Infer{}}
+	return m, names, shapes, nil
 }
 
 func (m *GPT2) add(name string, shape []int, w []float32) {

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -30,21 +31,61 @@ type gpt2Graph struct {
 	grads  G.Nodes // gradient of loss per parameter, training only
 	params []int   // parameter index of each gradient
 	vm     G.VM
+	// lastUse orders the cached graphs by use (GPT2.useClock).
+	lastUse int
+	// bytes estimates the memory the graph holds once run (graphBytes).
+	bytes int64
 }
 
 // gpt2Ignore marks target positions that do not count in the loss.
 const gpt2Ignore = -1
 
+// graph returns the compiled graph for k, building it when it is not
+// cached. The cache is bounded as a Transformer's (Transformer.graph): by
+// count (MaxGraphs) and estimated bytes (GraphBudget), least recently used
+// graphs dropped first, a graph over the budget on its own still built and
+// then kept alone. Eviction never changes results: a graph is a pure
+// function of the weights and its inputs.
 func (m *GPT2) graph(k gpt2Key) (*gpt2Graph, error) {
+	m.useClock++
 	if c, ok := m.graphs[k]; ok {
+		c.lastUse = m.useClock
 		return c, nil
 	}
+	// Built before evicting, so a failed build drops nothing and the new
+	// graph's size is known.
 	c, err := m.build(k)
 	if err != nil {
 		return nil, fmt.Errorf("build GPT-2 graph for batch %dx%d: %w", k.b, k.t, err)
 	}
+	for len(m.graphs) > 0 && (len(m.graphs) >= max(1, m.MaxGraphs) ||
+		(m.GraphBudget > 0 && m.cachedBytes+c.bytes > m.GraphBudget)) {
+		m.evictOldest()
+	}
+	c.lastUse = m.useClock
 	m.graphs[k] = c
+	m.cachedBytes += c.bytes
 	return c, nil
+}
+
+// evictOldest drops the least recently used graph (uses are numbered
+// apart, so the choice does not depend on map order).
+func (m *GPT2) evictOldest() {
+	var old gpt2Key
+	oldest := -1
+	for k, c := range m.graphs {
+		if oldest < 0 || c.lastUse < oldest {
+			old, oldest = k, c.lastUse
+		}
+	}
+	c := m.graphs[old]
+	c.vm.Close()
+	// As for the Transformer (evictOldest in graph.go): the tape machine's
+	// finalizer would keep the machine, graph and values alive until the
+	// collection after next.
+	runtime.SetFinalizer(c.vm, nil)
+	m.cachedBytes -= c.bytes
+	delete(m.graphs, old)
 }
 
 // gpt2Builder threads the first error through graph construction.
@@ -191,6 +232,7 @@ func (m *GPT2) build(k gpt2Key) (*gpt2Graph, error) {
 		}
 	}
 	c.vm = G.NewTapeMachine(b.g)
+	c.bytes = graphBytes(b.g, b.nodes)
 	return c, nil
 }
 
