@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test demo bench bench-deps deps clean fmt vet
+.PHONY: all build test test-gpuemu demo bench bench-deps deps clean fmt vet
 
 all: build
 
@@ -17,6 +17,17 @@ build: deps
 test: deps
 	$(GO) vet -tags '$(TAGS)' $(PKGS)
 	$(GO) test -tags '$(TAGS)' -timeout 15m $(PKGS)
+ifeq ($(findstring purego,$(TAGS)),)
+	$(MAKE) test-gpuemu
+endif
+
+# test-gpuemu runs the GPU path's tests (kernel parity, the engine's CUDA
+# backend) with the kernels compiled as host C++ and run by the CPU
+# emulator of build tag gpuemu (docs/cuda.md): no GPU or CUDA toolkit
+# needed, only g++.
+test-gpuemu:
+	$(GO) vet -tags gpuemu ./kernels ./engine
+	$(GO) test -tags gpuemu -timeout 10m ./kernels ./engine
 
 demo: build
 	./scripts/demo.sh

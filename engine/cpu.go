@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
@@ -17,6 +18,11 @@ type CPU struct {
 	// results are then bit-identical to Gorgonia's TapeMachine, and much
 	// faster.
 	BLAS bool
+	// TF32 rounds both operands of every product to TF32 (RoundTF32) and
+	// multiplies them with GemmRef: the products the GPU's tensor cores
+	// compute, up to summation order, for checking the GPU's TF32 mode.
+	// It overrides BLAS for products.
+	TF32 bool
 }
 
 // Name implements Backend.
@@ -80,6 +86,16 @@ func (c *CPU) DownloadF64(dst []float64, src Buf) error {
 
 // Gemm implements Backend.
 func (c *CPU) Gemm(p kernels.GemmParams, a, b, cc Buf) error {
+	if c.TF32 {
+		ra, rb := slices.Clone(f32(a)), slices.Clone(f32(b))
+		for i := range ra {
+			ra[i] = kernels.RoundTF32(ra[i])
+		}
+		for i := range rb {
+			rb[i] = kernels.RoundTF32(rb[i])
+		}
+		return kernels.GemmRef(p, ra, rb, f32(cc))
+	}
 	if !c.BLAS {
 		return kernels.GemmRef(p, f32(a), f32(b), f32(cc))
 	}

@@ -1,9 +1,10 @@
-//go:build gpu
+//go:build gpu || gpuemu
 
 package engine
 
 import (
 	"fmt"
+	"os"
 
 	"compgen/kernels"
 )
@@ -21,10 +22,15 @@ type CUDA struct {
 }
 
 func openCUDA(ordinal int) (Backend, error) {
+	mode, err := kernels.ParseGemmMode(os.Getenv("COMPGEN_GEMM"))
+	if err != nil {
+		return nil, fmt.Errorf("COMPGEN_GEMM: %w", err)
+	}
 	d, err := kernels.Open(ordinal)
 	if err != nil {
 		return nil, fmt.Errorf("cuda:%d: %w", ordinal, err)
 	}
+	d.GemmKind = mode
 	return &CUDA{Dev: d, ord: ordinal}, nil
 }
 

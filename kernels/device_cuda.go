@@ -8,7 +8,6 @@ import (
 	"math"
 	"path"
 	"runtime"
-	"sort"
 	"sync"
 	"unsafe"
 
@@ -18,47 +17,14 @@ import (
 	"gorgonia.org/cu"
 )
 
+// devPtr is a device address.
+type devPtr = cu.DevicePtr
+
 //go:embed ptx/*.ptx
 var ptxFS embed.FS
 
-// Buf is a span of device memory. The zero Buf is "absent" (for optional
-// inputs such as a mask); At views a suffix of a Buf without owning it.
-type Buf struct {
-	ptr   cu.DevicePtr
-	bytes int64
-}
-
-// Bytes returns the size of b in bytes.
-func (b Buf) Bytes() int64 { return b.bytes }
-
-// Len returns the number of 4-byte elements (float32 or int32) in b.
-func (b Buf) Len() int { return int(b.bytes / 4) }
-
-// IsZero reports whether b is the absent buffer.
-func (b Buf) IsZero() bool { return b.ptr == 0 }
-
-// At returns the view of b from 4-byte element off on.
-func (b Buf) At(off int) Buf {
-	if off < 0 || int64(off)*4 > b.bytes {
-		panic(fmt.Sprintf("kernels: offset %d outside buffer of %d elements", off, b.Len()))
-	}
-	return Buf{b.ptr + cu.DevicePtr(off*4), b.bytes - int64(off)*4}
-}
-
 // Event marks a point in the device's stream, for timing.
 type Event struct{ ev cu.Event }
-
-// GemmMode selects the matrix-product kernel.
-type GemmMode int
-
-const (
-	// GemmAuto uses the tensor cores (TF32) on sm_80 and later, else FP32.
-	GemmAuto GemmMode = iota
-	// GemmTF32 forces the WMMA TF32 kernel (sm_80 and later only).
-	GemmTF32
-	// GemmFP32 forces the FP32 SIMT kernel.
-	GemmFP32
-)
 
 // Device is one GPU with one CUDA context and one stream; all launches are
 // asynchronous on that stream, and downloads wait for them. A Device may be
@@ -171,9 +137,6 @@ func (d *Device) do(f func() error) error {
 	return f()
 }
 
-// Alloc returns a zeroed device buffer of n 4-byte elements.
-func (d *Device) Alloc(n int) (Buf, error) { return d.AllocBytes(int64(n) * 4) }
-
 // AllocBytes returns a zeroed device buffer of the given size.
 func (d *Device) AllocBytes(bytes int64) (Buf, error) {
 	var b Buf
@@ -225,36 +188,6 @@ func (d *Device) copyOut(dst unsafe.Pointer, src Buf, bytes int64) error {
 		}
 		return cu.MemcpyDtoH(dst, src.ptr, bytes)
 	})
-}
-
-// Upload copies x into the start of dst.
-func (d *Device) Upload(dst Buf, x []float32) error {
-	return d.copyIn(dst, unsafe.Pointer(unsafe.SliceData(x)), int64(len(x))*4)
-}
-
-// UploadInt32 copies x into the start of dst.
-func (d *Device) UploadInt32(dst Buf, x []int32) error {
-	return d.copyIn(dst, unsafe.Pointer(unsafe.SliceData(x)), int64(len(x))*4)
-}
-
-// UploadFloat64 copies x into the start of dst.
-func (d *Device) UploadFloat64(dst Buf, x []float64) error {
-	return d.copyIn(dst, unsafe.Pointer(unsafe.SliceData(x)), int64(len(x))*8)
-}
-
-// Download waits for the stream and copies the start of src into x.
-func (d *Device) Download(x []float32, src Buf) error {
-	return d.copyOut(unsafe.Pointer(unsafe.SliceData(x)), src, int64(len(x))*4)
-}
-
-// DownloadInt32 waits for the stream and copies the start of src into x.
-func (d *Device) DownloadInt32(x []int32, src Buf) error {
-	return d.copyOut(unsafe.Pointer(unsafe.SliceData(x)), src, int64(len(x))*4)
-}
-
-// DownloadFloat64 waits for the stream and copies the start of src into x.
-func (d *Device) DownloadFloat64(x []float64, src Buf) error {
-	return d.copyOut(unsafe.Pointer(unsafe.SliceData(x)), src, int64(len(x))*8)
 }
 
 // Zero clears the first n 4-byte elements of b on the stream.
@@ -317,37 +250,6 @@ func (d *Device) Elapsed(start, end Event) (float64, error) {
 	return ms, err
 }
 
-// scratchBuf returns a device buffer of at least bytes, grown as needed and
-// owned by the device; it is valid until the next call that uses scratch.
-func (d *Device) scratchBuf(bytes int64) (Buf, error) {
-	if d.scratch.bytes >= bytes {
-		return d.scratch, nil
-	}
-	if err := d.Sync(); err != nil {
-		return Buf{}, err
-	}
-	if err := d.Free(d.scratch); err != nil {
-		return Buf{}, err
-	}
-	d.scratch = Buf{}
-	b, err := d.AllocBytes(max(bytes, 2*d.scratch.bytes))
-	if err != nil {
-		return Buf{}, err
-	}
-	d.scratch = b
-	return b, nil
-}
-
-// Kernels lists the kernel names the launchers use, sorted.
-func Kernels() []string {
-	names := make([]string, 0, len(kernelNames))
-	for n := range kernelNames {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // fn returns the named kernel, looked up once.
 func (d *Device) fn(name string) (cu.Function, error) {
 	if f, ok := d.fns[name]; ok {
@@ -362,42 +264,19 @@ func (d *Device) fn(name string) (cu.Function, error) {
 	return cu.Function{}, fmt.Errorf("cuda: kernel %s not in the embedded PTX", name)
 }
 
-type dim3 [3]int
-
-// launch queues kernel name on the stream. Arguments are Buf (as device
-// pointers; the zero Buf is a null pointer), int (as a 32-bit int), int64,
-// uint32, uint64 or float32; each travels in its own 8-byte slot, of which
-// the driver reads the parameter's size.
+// launch queues kernel name on the stream with args packed by packArgs.
 func (d *Device) launch(name string, grid, block dim3, shared int, args ...any) error {
 	for _, g := range grid {
 		if g <= 0 {
 			return nil // empty problem
 		}
 	}
-	slots := make([]uint64, len(args))
-	ptrs := make([]unsafe.Pointer, len(args))
-	for i, a := range args {
-		switch v := a.(type) {
-		case Buf:
-			slots[i] = uint64(v.ptr)
-		case int:
-			if v < math.MinInt32 || v > math.MaxInt32 {
-				return fmt.Errorf("cuda: %s: argument %d = %d overflows int32", name, i, v)
-			}
-			slots[i] = uint64(uint32(int32(v)))
-		case int32:
-			slots[i] = uint64(uint32(v))
-		case int64:
-			slots[i] = uint64(v)
-		case uint32:
-			slots[i] = uint64(v)
-		case uint64:
-			slots[i] = v
-		case float32:
-			slots[i] = uint64(math.Float32bits(v))
-		default:
-			panic(fmt.Sprintf("kernels: %s: unsupported argument type %T", name, a))
-		}
+	slots, _, err := packArgs(name, args)
+	if err != nil {
+		return err
+	}
+	ptrs := make([]unsafe.Pointer, len(slots))
+	for i := range slots {
 		ptrs[i] = unsafe.Pointer(&slots[i])
 	}
 	return d.do(func() error {
@@ -411,7 +290,3 @@ func (d *Device) launch(name string, grid, block dim3, shared int, args ...any) 
 		return nil
 	})
 }
-
-// blocks returns the number of blocks of size per covering n, capped for
-// grid-stride kernels.
-func blocks(n, per int) int { return min((n+per-1)/per, 65535*8) }

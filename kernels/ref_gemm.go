@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // GemmParams describes a row-major strided-batched matrix product
 //
@@ -88,6 +91,18 @@ func (p GemmParams) Validate(lenA, lenB, lenC int) error {
 func (p GemmParams) Flops() float64 {
 	b0, b1 := p.Batches()
 	return 2 * float64(p.M) * float64(p.N) * float64(p.K) * float64(b0*b1)
+}
+
+// RoundTF32 rounds x to the nearest TF32 value (8 exponent and 10 mantissa
+// bits, so the low 13 bits of the float32 are zero), ties away from zero:
+// what the tensor cores see of each input of gemm_tf32 (cvt.rna.tf32.f32).
+// Infinities and NaN pass unchanged.
+func RoundTF32(x float32) float32 {
+	u := math.Float32bits(x)
+	if u&0x7f800000 != 0x7f800000 {
+		u = (u + 0x1000) &^ 0x1fff
+	}
+	return math.Float32frombits(u)
 }
 
 // GemmRef computes the batched product on the CPU. Each element's dot

@@ -215,3 +215,28 @@ func TestBuiltinsMatchGorgonia(t *testing.T) {
 		same(t, "y", y, res.y)
 	})
 }
+
+func TestRoundTF32(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   float32
+		want float32
+	}{
+		{"exact", 1.5, 1.5},
+		{"below half rounds down", math.Float32frombits(0x3f800fff), 1},
+		{"half rounds away", math.Float32frombits(0x3f801000), math.Float32frombits(0x3f802000)},
+		{"negative half rounds away", math.Float32frombits(0xbf801000), math.Float32frombits(0xbf802000)},
+		{"carry into exponent", math.Float32frombits(0x3ffff000), 2},
+		{"infinity", float32(math.Inf(1)), float32(math.Inf(1))},
+		{"zero", 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := RoundTF32(c.in); math.Float32bits(got) != math.Float32bits(c.want) {
+				t.Fatalf("RoundTF32(%#x) = %#x, want %#x", math.Float32bits(c.in), math.Float32bits(got), math.Float32bits(c.want))
+			}
+		})
+	}
+	if got := RoundTF32(float32(math.NaN())); got == got {
+		t.Fatal("NaN not kept")
+	}
+}
