@@ -32,6 +32,8 @@ const uint3& thread_idx();
 void syncthreads();
 void warp_exchange(const void* v, void* out, int size, unsigned mask, int src_lane);
 int lane_id();
+// misuse fails the running launch with message m (reported by emu_launch).
+void misuse(const char* m);
 }  // namespace emu
 
 #define __global__

@@ -7,6 +7,10 @@
 
 #include <string.h>
 
+namespace emu {
+void misuse(const char* m);
+}
+
 namespace nvcuda {
 namespace wmma {
 struct matrix_a {};
@@ -51,6 +55,14 @@ inline float __float_to_tf32(float f) {
   return f;
 }
 
+// check_tile enforces the WMMA rules for float tiles: a 256-bit aligned
+// pointer and a leading dimension that is a multiple of 4 elements (on a GPU
+// breaking them gives undefined results).
+inline void check_tile(const float* p, unsigned ld) {
+  if (reinterpret_cast<unsigned long long>(p) % 32 != 0) emu::misuse("wmma tile pointer not 256-bit aligned");
+  if (ld % 4 != 0) emu::misuse("wmma leading dimension not a multiple of 4 floats");
+}
+
 template <typename Use, int M, int N, int K, typename T, typename L>
 inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, float v) {
   for (int i = 0; i < f.num_elements; i++) f.x[i] = v;
@@ -58,12 +70,14 @@ inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, float v) {
 
 template <typename Use, int M, int N, int K, typename T>
 inline void load_matrix_sync(fragment<Use, M, N, K, T, row_major>& f, const float* p, unsigned ld) {
+  check_tile(p, ld);
   for (int r = 0; r < f.rows; r++)
     for (int c = 0; c < f.cols; c++) f.x[r * f.cols + c] = p[(long long)r * ld + c];
 }
 
 template <int M, int N, int K, typename T>
 inline void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, T>& f, unsigned ld, layout_t l) {
+  check_tile(p, ld);
   for (int r = 0; r < M; r++)
     for (int c = 0; c < N; c++) {
       if (l == mem_row_major)

@@ -167,6 +167,8 @@ Fiber direct_fiber;
 
 const uint3& thread_idx() { return cur->tid; }
 
+void misuse(const char* m) { fail(m); }
+
 int lane_id() { return cur->linear & 31; }
 
 // Threads that exited count as arrived, as on the GPU; threads waiting at
