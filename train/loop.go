@@ -279,7 +279,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 				if best {
 					st.BestStep, st.BestEM, st.BestLoss = step, em, dl
 				}
-				bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", res.TrainLoss, dl, 100*em))
+				shown := res.TrainLoss // the mean since the last log line when steps ran since
+				if nLoss > 0 {
+					shown = sumLoss / float64(nLoss)
+				}
+				bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", shown, dl, 100*em))
 			} else {
 				st.BestStep = step
 			}
