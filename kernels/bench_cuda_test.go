@@ -9,6 +9,11 @@ func benchGemm(b *testing.B, mode GemmMode, p GemmParams) {
 	if mode == GemmTF32 && !dev.TensorCores() {
 		b.Skip("no tensor cores")
 	}
+	if mode == GemmCublas {
+		if _, err := LoadCublas(); err != nil {
+			b.Skip(err)
+		}
+	}
 	b0, b1 := p.Batches()
 	a := up(b, make([]float32, b0*b1*p.M*p.K))
 	bb := up(b, make([]float32, b0*b1*p.K*p.N))
@@ -33,17 +38,27 @@ func square(n int) GemmParams {
 	return GemmParams{M: n, N: n, K: n, Alpha: 1, LdA: n, LdB: n, LdC: n}
 }
 
-func BenchmarkGemmTF32_4096(b *testing.B) { benchGemm(b, GemmTF32, square(4096)) }
-func BenchmarkGemmFP32_4096(b *testing.B) { benchGemm(b, GemmFP32, square(4096)) }
+func BenchmarkGemmTF32_4096(b *testing.B)   { benchGemm(b, GemmTF32, square(4096)) }
+func BenchmarkGemmFP32_4096(b *testing.B)   { benchGemm(b, GemmFP32, square(4096)) }
+func BenchmarkGemmCublas_4096(b *testing.B) { benchGemm(b, GemmCublas, square(4096)) }
 
 // The paper-size Transformer's FFN product: 128x40 tokens, 256 -> 1024.
 func BenchmarkGemmTF32_FFN(b *testing.B) {
 	benchGemm(b, GemmTF32, GemmParams{M: 5120, N: 1024, K: 256, Alpha: 1, LdA: 256, LdB: 1024, LdC: 1024})
 }
 
+func BenchmarkGemmCublas_FFN(b *testing.B) {
+	benchGemm(b, GemmCublas, GemmParams{M: 5120, N: 1024, K: 256, Alpha: 1, LdA: 256, LdB: 1024, LdC: 1024})
+}
+
 // Per-head attention scores: batch 128, 8 heads, 40x40, head width 32.
 func BenchmarkGemmTF32_AttnScores(b *testing.B) {
 	benchGemm(b, GemmTF32, AttnGemm(AttnScores, 128, 8, 40, 40, 256, 0.17))
+}
+
+// cuBLAS takes the attention products as one strided batch per head.
+func BenchmarkGemmCublas_AttnScores(b *testing.B) {
+	benchGemm(b, GemmCublas, AttnGemm(AttnScores, 128, 8, 40, 40, 256, 0.17))
 }
 
 // benchKernel times f with device events, per call.

@@ -44,9 +44,12 @@ const (
 	GemmTF32
 	// GemmFP32 forces the FP32 SIMT kernel.
 	GemmFP32
+	// GemmCublas runs products with cuBLAS, loaded at run time (TF32 tensor
+	// cores on sm_80 and later, else FP32); an error when it cannot load.
+	GemmCublas
 )
 
-// ParseGemmMode reads a GEMM mode name: "auto", "tf32" or "fp32" (the
+// ParseGemmMode reads a GEMM mode name: "auto", "tf32", "fp32" or "cublas" (the
 // COMPGEN_GEMM environment variable, for benchmarks and for telling TF32
 // rounding from bugs).
 func ParseGemmMode(s string) (GemmMode, error) {
@@ -57,8 +60,10 @@ func ParseGemmMode(s string) (GemmMode, error) {
 		return GemmTF32, nil
 	case "fp32":
 		return GemmFP32, nil
+	case "cublas":
+		return GemmCublas, nil
 	}
-	return GemmAuto, fmt.Errorf("gemm mode %q: want auto, tf32 or fp32", s)
+	return GemmAuto, fmt.Errorf("gemm mode %q: want auto, tf32, fp32 or cublas", s)
 }
 
 // Alloc returns a zeroed device buffer of n 4-byte elements.

@@ -44,6 +44,7 @@ type Device struct {
 	minor   int
 	name    string
 	scratch Buf
+	blas    uintptr // cuBLAS handle, created on first GemmCublas use (cublas_cuda.go)
 }
 
 // Open initialises GPU ordinal (0 for the first), loads the embedded PTX
@@ -108,6 +109,7 @@ func (d *Device) TensorCores() bool { return d.major >= 8 }
 // Close releases the modules, stream, scratch memory and context.
 func (d *Device) Close() error {
 	return d.do(func() error {
+		d.closeCublas()
 		for _, b := range []*Buf{&d.scratch} {
 			if !b.IsZero() {
 				cu.MemFree(b.ptr)

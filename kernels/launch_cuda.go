@@ -56,6 +56,9 @@ func (d *Device) Gemm(p GemmParams, a, b, c Buf) error {
 	if err := p.Validate(a.Len(), b.Len(), c.Len()); err != nil {
 		return err
 	}
+	if d.GemmKind == GemmCublas {
+		return d.gemmCublas(p, a, b, c) // cublas_cuda.go; never falls back
+	}
 	b0, b1 := p.Batches()
 	if b0*b1 > 65535 {
 		return fmt.Errorf("cuda: gemm batch %d x %d exceeds 65535", b0, b1)

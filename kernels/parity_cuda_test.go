@@ -82,7 +82,7 @@ func TestKernelsPresent(t *testing.T) {
 }
 
 func TestGemmParity(t *testing.T) {
-	for _, mode := range []GemmMode{GemmFP32, GemmTF32} {
+	for _, mode := range []GemmMode{GemmFP32, GemmTF32, GemmCublas} {
 		for _, c := range []struct {
 			name    string
 			ta, tb  bool
@@ -100,6 +100,9 @@ func TestGemmParity(t *testing.T) {
 				continue
 			}
 			t.Run(c.name, func(t *testing.T) {
+				if mode == GemmCublas {
+					skipNoCublas(t)
+				}
 				ar, ac := c.m, c.k
 				if c.ta {
 					ar, ac = c.k, c.m
@@ -127,14 +130,89 @@ func TestGemmParity(t *testing.T) {
 						rb[i] = RoundTF32(b[i])
 					}
 				}
+				c0 := append([]float32(nil), cc...)
 				ok(t, GemmRef(p, ra, rb, cc))
 				dev.GemmKind = mode
 				ok(t, dev.Gemm(p, ga, gb, gc))
+				if mode == GemmCublas {
+					checkCublas(t, p, a, b, c0, down(t, gc, len(cc)))
+					return
+				}
 				closeTo(t, "C", down(t, gc, len(cc)), cc, 1e-5*float64(c.k), 1e-4)
 			})
 		}
 	}
 	dev.GemmKind = GemmAuto
+	// cuBLAS only: shapes its mapping treats specially (K = 0, batch
+	// levels that do not collapse into one strided batch, offsets).
+	for _, c := range []struct {
+		name string
+		p    GemmParams
+	}{
+		{"cublas K=0", GemmParams{M: 5, N: 3, LdA: 1, LdB: 3, LdC: 3, Alpha: 0.7, Beta: 0.5}},
+		{"cublas K=0 beta 0", GemmParams{M: 5, N: 3, LdA: 1, LdB: 3, LdC: 3, Alpha: 0.7}},
+		{"cublas attn scores", AttnGemm(AttnScores, 5, 4, 7, 9, 64, 0.125)},
+		{"cublas attn values grad v", AttnGemm(AttnValuesGradV, 3, 8, 7, 9, 64, 1)},
+		{"cublas offsets", GemmParams{TransA: true, M: 19, N: 21, K: 23, Alpha: 1, Beta: 1,
+			LdA: 20, LdB: 22, LdC: 24, OffA: 3, OffB: 5, OffC: 7}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			skipNoCublas(t)
+			la, lb, lc := gemmLens(c.p)
+			a, b, cc := randF(1, max(la, 1), 1), randF(2, max(lb, 1), 1), randF(3, lc, 1)
+			gc := up(t, cc)
+			dev.GemmKind = GemmCublas
+			defer func() { dev.GemmKind = GemmAuto }()
+			ok(t, dev.Gemm(c.p, up(t, a), up(t, b), gc))
+			checkCublas(t, c.p, a, b, cc, down(t, gc, lc))
+		})
+	}
+}
+
+func skipNoCublas(t *testing.T) {
+	t.Helper()
+	if _, err := LoadCublas(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// checkCublas compares cuBLAS's product got with GemmRef on the unrounded
+// operands (c0 is C before the product). cuBLAS's TF32 path may convert
+// operands by rounding or by truncation (undocumented), so the rounded
+// reference of the WMMA test does not apply; instead each element must lie
+// within the TF32 error bound: operand conversion (relative 2^-10 each,
+// the truncation worst case, so 2^-9 per product) plus float32 summation
+// in any order on both sides ((K+2)·2^-23), all times |Alpha|·Σ|a||b|, and
+// 2^-22·|Beta·C|. A mapping bug is an O(1) error and fails it.
+func checkCublas(t *testing.T, p GemmParams, a, b, c0, got []float32) {
+	t.Helper()
+	want := append([]float32(nil), c0...)
+	ok(t, GemmRef(p, a, b, want))
+	abs := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			y[i] = float32(math.Abs(float64(v)))
+		}
+		return y
+	}
+	q := p
+	q.Alpha, q.Beta = 1, 0
+	mag := make([]float32, len(c0)) // Σ|a||b| where C is written, else 0
+	ok(t, GemmRef(q, abs(a), abs(b), mag))
+	rel := 0x1p-9 + float64(p.K+2)*0x1p-23
+	var worst float64
+	for i := range want {
+		if mag[i] == 0 && got[i] == c0[i] && want[i] == c0[i] {
+			continue // outside the products, or an exact zero
+		}
+		tol := rel*math.Abs(float64(p.Alpha))*float64(mag[i]) + 0x1p-22*math.Abs(float64(p.Beta)*float64(c0[i])) + 1e-30
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		if !(d <= tol) {
+			t.Fatalf("C[%d] = %g, want %g ± %g", i, got[i], want[i], tol)
+		}
+		worst = max(worst, d/tol)
+	}
+	t.Logf("largest error %.3g of the TF32 bound", worst)
 }
 
 func TestElementwiseParity(t *testing.T) {
