@@ -26,6 +26,12 @@ func openCUDA(ordinal int) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("COMPGEN_GEMM: %w", err)
 	}
+	if mode == kernels.GemmCublas {
+		// Fail at open, not at the first product.
+		if _, err := kernels.LoadCublas(); err != nil {
+			return nil, fmt.Errorf("COMPGEN_GEMM=cublas: %w", err)
+		}
+	}
 	d, err := kernels.Open(ordinal)
 	if err != nil {
 		return nil, fmt.Errorf("cuda:%d: %w", ordinal, err)

@@ -240,3 +240,19 @@ func TestRoundTF32(t *testing.T) {
 		t.Fatal("NaN not kept")
 	}
 }
+
+// K=0 with a batch and non-zero operand strides reads nothing from A and B,
+// so empty operands are valid: C = Beta*C.
+func TestGemmRefEmptyK(t *testing.T) {
+	p := GemmParams{M: 2, N: 2, K: 0, LdA: 1, LdB: 2, LdC: 2, Alpha: 1, Beta: 0.5,
+		Batch: [2]int{1, 2}, StrideA: [2]int{0, 4}, StrideB: [2]int{0, 4}, StrideC: [2]int{0, 4}}
+	c := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	if err := GemmRef(p, nil, nil, c); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float32{0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4} {
+		if c[i] != want {
+			t.Fatalf("C = %v, want Beta*C", c)
+		}
+	}
+}
