@@ -25,21 +25,7 @@ func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows := make([]models.Example, benchB)
-	ptr := make([]*models.Example, benchB)
-	for i := range rows {
-		src, tgt := make([]int, benchS), make([]int, benchT)
-		for j := range src {
-			src[j] = 4 + (i+j)%(benchV-4)
-		}
-		for j := range tgt {
-			tgt[j] = 4 + (i*7+j)%(benchV-4)
-		}
-		tgt[benchT-1] = models.EOSID
-		rows[i] = models.Example{Src: src, Tgt: tgt}
-		ptr[i] = &rows[i]
-	}
-	return m, models.MakeBatch(ptr, benchB, 8)
+	return m, models.SyntheticBatch(benchB, benchS, benchT, benchV)
 }
 
 // BenchmarkTrainStep times one training step (forward, backward, clipping,

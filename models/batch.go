@@ -123,6 +123,28 @@ func RoundUp(n, w int) int {
 	return (n + w - 1) / w * w
 }
 
+// SyntheticBatch is a benchmark batch of n rows with srcLen source and
+// tgtLen target tokens (the last one EOS) drawn deterministically from ids
+// [4, vocab), padded to multiples of 8: the same shapes and ids wherever a
+// benchmark compares the CPU, the GPU and PyTorch.
+func SyntheticBatch(n, srcLen, tgtLen, vocab int) *Batch {
+	rows := make([]Example, n)
+	ptr := make([]*Example, n)
+	for i := range rows {
+		src, tgt := make([]int, srcLen), make([]int, tgtLen)
+		for j := range src {
+			src[j] = 4 + (i+j)%(vocab-4)
+		}
+		for j := range tgt {
+			tgt[j] = 4 + (i*7+j)%(vocab-4)
+		}
+		tgt[tgtLen-1] = EOSID
+		rows[i] = Example{Src: src, Tgt: tgt}
+		ptr[i] = &rows[i]
+	}
+	return MakeBatch(ptr, n, 8)
+}
+
 // MakeBatch pads rows into a batch of b rows with lengths rounded up to a
 // multiple of width, so few distinct graph shapes arise.
 func MakeBatch(rows []*Example, b, width int) *Batch {

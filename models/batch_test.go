@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"testing"
 
 	"compgen/data"
@@ -65,5 +66,36 @@ func TestEncodeSeparators(t *testing.T) {
 	bt := MakeBatch([]*Example{&ex[0]}, 1, 8)
 	if bt.DecIn[0] != StartID || bt.DecIn[1] != j || bt.DecIn[2] != SepID || v.Detok(ex[0].Tgt) != "JUMP WALK" {
 		t.Errorf("decoder input %v, detok %q", bt.DecIn, v.Detok(ex[0].Tgt))
+	}
+}
+
+func TestSyntheticBatch(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		n, s, tl, v       int
+		wantS, wantT, tok int
+	}{
+		{"benchmark shape", 64, 16, 48, 24, 16, 48, 64 * 48},
+		{"padded", 3, 5, 9, 10, 8, 16, 27},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := SyntheticBatch(c.n, c.s, c.tl, c.v)
+			if b.B != c.n || b.S != c.wantS || b.T != c.wantT || b.Tokens != c.tok {
+				t.Fatalf("shape %dx%d->%d, %d tokens; want %dx%d->%d, %d", b.B, b.S, b.T, b.Tokens, c.n, c.wantS, c.wantT, c.tok)
+			}
+			for i, r := range b.Rows {
+				if r.Tgt[len(r.Tgt)-1] != EOSID {
+					t.Fatalf("row %d does not end with EOS", i)
+				}
+				for _, id := range append(r.Src, r.Tgt[:len(r.Tgt)-1]...) {
+					if id < 4 || id >= c.v {
+						t.Fatalf("row %d: id %d outside [4, %d)", i, id, c.v)
+					}
+				}
+			}
+			if again := SyntheticBatch(c.n, c.s, c.tl, c.v); !slices.Equal(again.Src, b.Src) || !slices.Equal(again.Tgt, b.Tgt) {
+				t.Fatal("not deterministic")
+			}
+		})
 	}
 }
