@@ -114,3 +114,12 @@ kernels-check: cuda-toolkit
 		diff -r kernels/ptx $$tmp | head -40; \
 		echo "kernels-check: kernels/ptx is stale; run make kernels and commit"; exit 1; \
 	fi
+
+# ---- GPU session kit (see docs/gpu-session.md) ----
+.PHONY: gpu-kit
+# gpu-kit builds the GPU binaries and test binaries, compressed, into
+# gpu-kit/ for scripts/gpu_session.sh on a GPU machine without Go.
+# GPU_KIT_TAGS=gpuemu builds the emulator's instead (no GPU or CUDA needed).
+gpu-kit:
+	@if [ "$${GPU_KIT_TAGS:-gpu}" = gpu ]; then $(MAKE) --no-print-directory cuda-toolkit; fi
+	GO=$(GO) ./scripts/gpu_kit.sh

@@ -4,7 +4,9 @@ compgen's BenchmarkTransformerTrainStep (train/bench_test.go): encoder-decoder,
 3+3 layers, 4 heads, d 256, feed-forward 512, dropout 0.1, LayerNorm before
 each sublayer, sinusoidal positions, batch 64, source 16, target 48 tokens,
 label-smoothed cross-entropy, global-norm clipping, Adam (0.9, 0.98, 1e-9).
-Prints "pytorch ms/step X"."""
+Prints "pytorch ms/step X" (median); with --device other than cpu also
+"pytorch tokens/s N ..." from the mean step time, counting batch x target
+tokens as compgen's benchmarks count Batch.Tokens (no padding here)."""
 import argparse
 import math
 import statistics
@@ -33,9 +35,10 @@ class Seq2Seq(nn.Module):
 
     def forward(self, src, dec_in, tgt):
         s, t = src.shape[1], dec_in.shape[1]
-        x = self.drop(self.src_emb(src) + sinusoid(s, self.out.in_features))
-        y = self.drop(self.tgt_emb(dec_in) + sinusoid(t, self.out.in_features))
-        causal = self.tf.generate_square_subsequent_mask(t)
+        dev = src.device
+        x = self.drop(self.src_emb(src) + sinusoid(s, self.out.in_features).to(dev))
+        y = self.drop(self.tgt_emb(dec_in) + sinusoid(t, self.out.in_features).to(dev))
+        causal = self.tf.generate_square_subsequent_mask(t).to(dev)
         h = self.tf(x, y, tgt_mask=causal, src_key_padding_mask=src == 0,
                     tgt_key_padding_mask=dec_in == 0, memory_key_padding_mask=src == 0)
         logits = self.out(h)
@@ -51,7 +54,9 @@ def main():
     ap.add_argument("--vocab", type=int, default=24)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--device", default="cpu", help="torch device: cpu (default), cuda, cuda:N")
     a = ap.parse_args()
+    dev = torch.device(a.device)
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     m = Seq2Seq(a.vocab, 256, 4, 3, 512, 0.1)
@@ -60,6 +65,11 @@ def main():
     tgt = 4 + torch.randint(0, a.vocab - 4, (a.batch, a.tgt))
     tgt[:, -1] = 2
     dec_in = torch.cat([torch.ones(a.batch, 1, dtype=torch.long), tgt[:, :-1]], dim=1)
+    # Weights and data are drawn on the CPU and then moved, so every device
+    # starts from the same values.
+    m.to(dev)
+    src, tgt, dec_in = src.to(dev), tgt.to(dev), dec_in.to(dev)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     def step():
         opt.zero_grad()
@@ -69,12 +79,19 @@ def main():
         opt.step()
 
     step()
+    sync()
     times = []
     for _ in range(a.steps):
         t0 = time.perf_counter()
         step()
+        sync()  # kernels run asynchronously: time them to completion
         times.append(time.perf_counter() - t0)
     print(f"pytorch ms/step {1000 * statistics.median(times):.1f}")
+    if dev.type != "cpu":
+        mean = statistics.mean(times)
+        tf32 = torch.backends.cuda.matmul.allow_tf32 if dev.type == "cuda" else False
+        print(f"pytorch tokens/s {a.batch * a.tgt / mean:.1f} (mean {1000 * mean:.3f} ms/step over {a.steps} steps, "
+              f"device {a.device}, matmul.allow_tf32 {tf32})")
 
 
 if __name__ == "__main__":

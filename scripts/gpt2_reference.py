@@ -10,8 +10,9 @@ against, and as the PyTorch side of the scoring benchmark.
       token sequences, computed in float64 one sequence at a time).
   gpt2_reference.py random-checkpoint OUTDIR --size small|medium|tiny
       write a randomly initialised F32 checkpoint in Hugging Face layout.
-  gpt2_reference.py bench DIR --batch B --seq T --batches N [--threads K]
-      score N random batches with PyTorch on the CPU and print tokens/s.
+  gpt2_reference.py bench DIR --batch B --seq T --batches N [--threads K] [--device D]
+      score N random batches with PyTorch (on the CPU, or torch device D)
+      and print tokens/s.
 """
 import argparse
 import json
@@ -105,7 +106,7 @@ def log_probs(w, cfg, ids, mask):
     eps = cfg["layer_norm_epsilon"]
     pos = (mask.cumsum(-1) - 1).clamp(min=0)  # [B, T] positions skip padding
     x = w["wte.weight"][ids] + w["wpe.weight"][pos]  # [B, T, E]
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    causal = torch.ones(T, T, dtype=torch.bool, device=ids.device).tril()
     allowed = causal[None] & mask.bool()[:, None, :]  # [B, Tq, Tk]
     for i in range(cfg["n_layer"]):
         p = f"h.{i}."
@@ -171,17 +172,25 @@ def cmd_bench(a):
     with open(os.path.join(a.dir, "config.json")) as f:
         cfg = json.load(f)
     cfg.setdefault("layer_norm_epsilon", 1e-5)
-    w = {k: v.float() for k, v in load_safetensors(os.path.join(a.dir, "model.safetensors")).items()}
+    dev = torch.device(a.device)
+    w = {k: v.float().to(dev) for k, v in load_safetensors(os.path.join(a.dir, "model.safetensors")).items()}
     gen = torch.Generator().manual_seed(1)
-    batches = [torch.randint(0, cfg["vocab_size"], (a.batch, a.seq), generator=gen) for _ in range(a.batches + 1)]
-    mask = torch.ones(a.batch, a.seq, dtype=torch.long)
+    batches = [torch.randint(0, cfg["vocab_size"], (a.batch, a.seq), generator=gen).to(dev) for _ in range(a.batches + 1)]
+    mask = torch.ones(a.batch, a.seq, dtype=torch.long).to(dev)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     with torch.no_grad():
         log_probs(w, cfg, batches[0], mask)  # warm-up
+        sync()
         t0 = time.perf_counter()
         for b in batches[1:]:
             log_probs(w, cfg, b, mask)
+        sync()  # kernels run asynchronously: time them to completion
         dt = time.perf_counter() - t0
-    print(f"pytorch tokens/s {a.batch * a.seq * a.batches / dt:.1f} ({a.batches} batches of {a.batch}x{a.seq}, {dt:.2f} s, {a.threads} threads)")
+    where = f"{a.threads} threads"
+    if dev.type != "cpu":
+        tf32 = torch.backends.cuda.matmul.allow_tf32 if dev.type == "cuda" else False
+        where = f"device {a.device}, matmul.allow_tf32 {tf32}"
+    print(f"pytorch tokens/s {a.batch * a.seq * a.batches / dt:.1f} ({a.batches} batches of {a.batch}x{a.seq}, {dt:.2f} s, {where})")
 
 
 def main():
@@ -199,6 +208,7 @@ def main():
     b.add_argument("--seq", type=int, default=32)
     b.add_argument("--batches", type=int, default=4)
     b.add_argument("--threads", type=int, default=2)
+    b.add_argument("--device", default="cpu", help="torch device: cpu (default), cuda, cuda:N")
     a = p.parse_args()
     {"fixture": cmd_fixture, "random-checkpoint": cmd_random_checkpoint, "bench": cmd_bench}[a.cmd](a)
 

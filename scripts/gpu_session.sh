@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# gpu_session.sh OUTDIR: every GPU check and measurement of compgen in one
+# go, on a GPU machine, from the repository root, with the kit of
+# scripts/gpu_kit.sh (make gpu-kit) in gpu-kit/. Needs no Go; needs python3
+# with a CUDA build of PyTorch for the side-by-side numbers. Writes one log
+# per step and OUTDIR/summary.txt (also printed); see docs/gpu-session.md.
+#
+#   a. the GPU and driver (nvidia-smi), PyTorch's view of them
+#   b. kernel parity tests and the engine's GPU tests (pass/fail per test)
+#   c. benchmarks with COMPGEN_GEMM=tf32 and fp32, PyTorch on the same GPU
+#      with matmul.allow_tf32 True and False, and the throughput ratios
+#   d. a short SCAN training run on cuda (TF32 and FP32 products) and on the
+#      CPU from the same seed: loss columns side by side, max relative gap
+#
+# A failing or hanging step never stops the script: each runs under its own
+# timeout, cut further so that the whole stays within BUDGET_S seconds.
+#
+#   KIT=gpu-kit        the kit folder
+#   BUDGET_S=540       wall-clock budget of the whole session
+#   QUICK=1            tiny sizes, for the emulator kit (GPU_KIT_TAGS=gpuemu)
+#   PYTHON=python3     interpreter with torch
+#   TORCH_DEVICE=cuda  PyTorch's device (cpu only to try the script's plumbing)
+#   FORCE=1            write into a non-empty OUTDIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+if [ $# -ne 1 ]; then
+	echo "usage: scripts/gpu_session.sh OUTDIR" >&2
+	exit 2
+fi
+OUT=$1
+if [ -d "$OUT" ] && [ -n "$(ls -A "$OUT")" ] && [ -z "${FORCE:-}" ]; then
+	echo "gpu_session: $OUT is not empty; choose another folder or set FORCE=1" >&2
+	exit 2
+fi
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+KIT=$(cd "${KIT:-gpu-kit}" 2>/dev/null && pwd) || {
+	echo "gpu_session: no kit folder ${KIT:-gpu-kit}; build it with make gpu-kit" >&2
+	exit 1
+}
+QUICK=${QUICK:-}
+BUDGET_S=${BUDGET_S:-540}
+PY=${PYTHON:-python3}
+TORCH_DEVICE=${TORCH_DEVICE:-cuda}
+NPROC=$(nproc 2>/dev/null || echo 4)
+SUM=$OUT/summary.txt
+T0=$SECONDS
+: >"$SUM"
+
+say() { echo "$*" | tee -a "$SUM"; }
+elapsed() { echo $((SECONDS - T0)); }
+
+# budget T: T cut to what is left of BUDGET_S, keeping 10 s for the summary.
+budget() {
+	local left=$((BUDGET_S - (SECONDS - T0) - 10))
+	if [ "$1" -lt "$left" ]; then echo "$1"; else echo "$left"; fi
+}
+
+# step NAME TIMEOUT CMD...: runs CMD with its output in OUT/NAME.log and
+# records the outcome in the summary. Returns CMD's status.
+step() {
+	local name=$1 t
+	t=$(budget "$2")
+	shift 2
+	if [ "$t" -lt 5 ]; then
+		say "  $name: skipped, the session budget is spent"
+		return 125
+	fi
+	local s=$SECONDS rc
+	timeout -k 10 "$t" "$@" >"$OUT/$name.log" 2>&1
+	rc=$?
+	note "$name" "$rc" "$t" $((SECONDS - s))
+	return $rc
+}
+
+# note NAME RC TIMEOUT SECONDS: one summary line for a finished step.
+note() {
+	case $2 in
+	0) say "  $1: ok ($4 s)" ;;
+	124 | 137) say "  $1: TIMED OUT after $3 s (log: $1.log)" ;;
+	*) say "  $1: FAILED, exit $2 ($4 s; log: $1.log)" ;;
+	esac
+}
+
+# bg NAME TIMEOUT CMD...: step in the background; wait_bg NAME collects it.
+declare -A BG_PID BG_T BG_S
+bg() {
+	local name=$1 t
+	t=$(budget "$2")
+	shift 2
+	BG_T[$name]=$t
+	BG_S[$name]=$SECONDS
+	(
+		timeout -k 10 "$t" "$@" >"$OUT/$name.log" 2>&1
+		echo $? >"$OUT/.$name.rc"
+	) &
+	BG_PID[$name]=$!
+}
+wait_bg() {
+	local name=$1
+	wait "${BG_PID[$name]}"
+	local rc
+	rc=$(cat "$OUT/.$name.rc" 2>/dev/null || echo 1)
+	rm -f "$OUT/.$name.rc"
+	note "$name" "$rc" "${BG_T[$name]}" $((SECONDS - BG_S[$name]))
+	return "$rc"
+}
+
+# metric LOG BENCH UNIT: the value before UNIT on BENCH's line of a Go
+# benchmark log.
+metric() {
+	awk -v b="^$2(-[0-9]+)?\$" -v u="$3" '$1 ~ b {for (i = 2; i < NF; i++) if ($(i+1) == u) v = $i} END {print v}' "$1" 2>/dev/null
+}
+
+# tests LOG: pass/fail/skip counts of a -test.v log and the failed names.
+tests() {
+	local p f s
+	p=$(grep -c -- '--- PASS' "$1" 2>/dev/null)
+	f=$(grep -c -- '--- FAIL' "$1" 2>/dev/null)
+	s=$(grep -c -- '--- SKIP' "$1" 2>/dev/null)
+	say "    tests passed $p, failed $f, skipped $s (subtests included)"
+	grep -- '--- FAIL' "$1" 2>/dev/null | sed 's/^ */    FAIL: /' | head -20 | tee -a "$SUM"
+	grep -E '^(panic|FAIL|ok)' "$1" 2>/dev/null | head -3 | sed 's/^/    /' | tee -a "$SUM"
+}
+
+# ratio A B: A/B to two decimals, or n/a.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a"}'
+}
+
+say "compgen GPU session $(date -u '+%Y-%m-%dT%H:%M:%SZ') on $(hostname), ${NPROC} CPUs${QUICK:+, QUICK sizes}"
+say "outputs: $OUT"
+
+# ---- the kit ----
+for f in compgen kernels.test engine.test; do
+	if [ -f "$KIT/$f.gz" ] && [ ! -x "$KIT/$f" ]; then
+		gzip -dc "$KIT/$f.gz" >"$KIT/$f" && chmod +x "$KIT/$f"
+	fi
+	[ -x "$KIT/$f" ] || say "kit: $KIT/$f is missing; rebuild the kit with make gpu-kit"
+done
+say "kit:"
+sed 's/^/  /' "$KIT/MANIFEST" 2>/dev/null | grep -v sha256 | tee -a "$SUM"
+say "  this machine: $(ldd --version 2>&1 | head -1)"
+EMU=
+grep -q 'tags: gpuemu' "$KIT/MANIFEST" 2>/dev/null && EMU=1
+[ -n "$EMU" ] && say "  the kit is the CPU emulator's build (gpuemu): correctness only; its timings mean nothing"
+
+# ---- a. device ----
+say ""
+say "== a. device"
+if command -v nvidia-smi >/dev/null 2>&1; then
+	step nvidia-smi 30 nvidia-smi
+	q=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1)
+	say "  GPU: $q"
+	say "  $(grep -o 'CUDA Version: [0-9.]*' "$OUT/nvidia-smi.log" | head -1)"
+else
+	say "  nvidia-smi: not found"
+fi
+TORCH_CUDA=0
+torch_info=$(timeout 120 "$PY" -c 'import torch
+c = torch.cuda.is_available()
+print("torch", torch.__version__, "built for CUDA", torch.version.cuda, "cuda available", c, torch.cuda.get_device_name(0) if c else "")' 2>&1 | tail -1)
+say "  PyTorch: $torch_info"
+case "$torch_info" in *"cuda available True"*) TORCH_CUDA=1 ;; esac
+RUN_TORCH=1
+if [ "$TORCH_DEVICE" != cpu ] && [ "$TORCH_CUDA" = 0 ]; then
+	RUN_TORCH=0
+	say "  PyTorch cannot use CUDA here (torch.cuda.is_available() is false or torch is missing): the PyTorch comparisons are skipped"
+fi
+# cuBLAS for the kernels' cuBLAS benchmark cases: the copy that pip's CUDA
+# PyTorch brings, when no system one is on the loader's path.
+if [ "$RUN_TORCH" = 1 ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+	cublas_dir=$(timeout 60 "$PY" -c 'import os, nvidia.cublas as c; print(os.path.join(list(c.__path__)[0], "lib"))' 2>/dev/null)
+	if [ -n "$cublas_dir" ] && [ -d "$cublas_dir" ]; then
+		export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+		say "  cuBLAS for COMPGEN_GEMM=cublas cases: $cublas_dir"
+	fi
+fi
+
+# ---- background work on the CPU: the SCAN data, the CPU reference run of
+# d, PyTorch's GPT-2 checkpoint. They overlap the tests of b, not the
+# benchmarks.
+if [ -n "$QUICK" ]; then
+	GEN=(--train 100 --valid 8 --test 4 --finetune 0)
+	LOSS=(--layers 1 --dim 16 --mlp 32 --heads 2 --batch 8 --steps 4 --warmup 2 --eval-every 2 --eval-limit 2)
+	GPT2_SIZE=tiny
+else
+	GEN=(--train 2000 --valid 200 --test 10 --finetune 0)
+	LOSS=(--layers 2 --dim 64 --mlp 128 --heads 4 --batch 32 --steps 300 --warmup 100 --eval-every 50 --eval-limit 16)
+	GPT2_SIZE=small
+fi
+LOSS+=(--model transformer --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/valid.jsonl")
+step gen-scan 60 "$KIT/compgen" gen scan --task length --seed 1 --out "$OUT/scan" "${GEN[@]}"
+# The CPU run leaves two cores to the GPU steps' host threads.
+bg loss-cpu 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cpu" --device cpu
+GPT2_DIR=$OUT/gpt2-$GPT2_SIZE
+[ "$RUN_TORCH" = 1 ] && bg gpt2-checkpoint 200 "$PY" scripts/gpt2_reference.py random-checkpoint "$GPT2_DIR" --size "$GPT2_SIZE"
+
+# ---- b. tests ----
+say ""
+say "== b. GPU tests (elapsed $(elapsed) s)"
+(cd kernels && step kernels-parity 150 env COMPGEN_REQUIRE_GPU=1 "$KIT/kernels.test" -test.v)
+tests "$OUT/kernels-parity.log"
+(cd engine && step engine-gpu-tests 180 env COMPGEN_REQUIRE_GPU=1 "$KIT/engine.test" -test.v -test.run GPU)
+tests "$OUT/engine-gpu-tests.log"
+
+# ---- d. loss curves (the GPU runs now; the CPU run is in the background) ----
+say ""
+say "== d. SCAN training, cuda against cpu, same seed (elapsed $(elapsed) s)"
+say "  compgen train ${LOSS[*]}"
+step loss-cuda-tf32 120 env COMPGEN_GEMM=tf32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32" --device cuda
+step loss-cuda-fp32 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-fp32" --device cuda
+wait_bg loss-cpu
+"$PY" - "$OUT/run-cpu" "$OUT/run-cuda-tf32" "$OUT/run-cuda-fp32" <<'EOF' 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
+import json, os, sys
+
+def rows(run):
+    out = {}
+    path = os.path.join(run, "metrics.jsonl")
+    if not os.path.exists(path):
+        return None
+    for line in open(path):
+        r = json.loads(line)
+        for k in ("loss", "grad_norm", "dev_loss"):
+            if k in r:
+                out[(r["step"], k)] = r[k]
+    return out
+
+cpu, runs = rows(sys.argv[1]), [("cuda tf32", rows(sys.argv[2])), ("cuda fp32", rows(sys.argv[3]))]
+if cpu is None:
+    print("  no CPU metrics: nothing to compare")
+    sys.exit(0)
+names = [n for n, r in runs if r is not None]
+print("  %6s %-9s %12s" % ("step", "metric", "cpu") + "".join(" %12s %9s" % (n, "rel diff") for n in names))
+worst = {n: {} for n in names}
+for key in sorted(cpu):
+    line = "  %6d %-9s %12.6f" % (key[0], key[1], cpu[key])
+    for n, r in runs:
+        if r is None:
+            continue
+        if key not in r:
+            line += " %12s %9s" % ("-", "-")
+            continue
+        d = abs(r[key] - cpu[key]) / max(abs(cpu[key]), 1e-12)
+        worst[n][key[1]] = max(worst[n].get(key[1], 0.0), d)
+        line += " %12.6f %9.2e" % (r[key], d)
+    print(line)
+for n, r in runs:
+    if r is None:
+        print(f"  {n}: no metrics (the run failed; see its log)")
+        continue
+    print(f"  max relative difference, {n} vs cpu: " + ", ".join(f"{k} {v:.2e}" for k, v in sorted(worst[n].items())))
+EOF
+
+# ---- c. benchmarks ----
+say ""
+say "== c. benchmarks (elapsed $(elapsed) s)"
+[ "$RUN_TORCH" = 1 ] && { wait_bg gpt2-checkpoint || true; }
+if [ -f "$GPT2_DIR/model.safetensors" ] && [ "$GPT2_SIZE" = small ]; then
+	export GPT2_BENCH_DIR=$GPT2_DIR # the same random GPT-2 small weights on both sides
+else
+	say "  BenchmarkGPUGPT2Score uses compgen's own random GPT-2 small weights (same shape)"
+fi
+declare -A GO_TRAIN GO_GPT2
+if [ -n "$QUICK" ]; then
+	say "  QUICK: the paper-size engine benchmarks are skipped (minutes per step on the emulator); kernel benchmarks run once"
+	(cd kernels && step bench-kernels 120 "$KIT/kernels.test" -test.run '^$' -test.bench 'SoftmaxCE|LayerNorm' -test.benchtime 1x)
+else
+	for mode in tf32 fp32; do
+		(cd engine && step "bench-engine-$mode" 150 env COMPGEN_GEMM=$mode "$KIT/engine.test" -test.run '^$' \
+			-test.bench 'BenchmarkGPUTrainStep|BenchmarkGPUGPT2Score' -test.benchtime 20x)
+		GO_TRAIN[$mode]=$(metric "$OUT/bench-engine-$mode.log" BenchmarkGPUTrainStep tokens/s)
+		GO_GPT2[$mode]=$(metric "$OUT/bench-engine-$mode.log" BenchmarkGPUGPT2Score tokens/s)
+	done
+	(cd kernels && step bench-kernels 90 "$KIT/kernels.test" -test.run '^$' -test.bench . -test.benchtime 0.5s)
+fi
+grep -E '^Benchmark' "$OUT/bench-kernels.log" 2>/dev/null | sed 's/^/    /' | tee -a "$SUM"
+
+# PyTorch, with TF32 matrix products allowed or not (stated on each line):
+# the scripts run unchanged inside a wrapper that sets the flags first.
+torch_run() { # NAME TIMEOUT on|off SCRIPT ARGS...
+	local name=$1 t=$2 tf=$3
+	shift 3
+	step "$name" "$t" "$PY" -c 'import runpy, sys, torch
+tf = sys.argv[1] == "on"
+torch.backends.cuda.matmul.allow_tf32 = tf
+torch.backends.cudnn.allow_tf32 = tf
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$tf" "$@"
+}
+declare -A PY_TRAIN PY_GPT2
+if [ "$RUN_TORCH" = 1 ]; then
+	if [ -n "$QUICK" ]; then TSTEPS=2 GB=4 GS=8 GN=2; else TSTEPS=50 GB=32 GS=32 GN=20; fi
+	for tf in on off; do
+		torch_run "torch-transformer-tf32-$tf" 90 $tf scripts/bench_torch_transformer.py --device "$TORCH_DEVICE" --steps $TSTEPS --threads "$NPROC"
+		PY_TRAIN[$tf]=$(awk '$1 == "pytorch" && $2 == "tokens/s" {print $3}' "$OUT/torch-transformer-tf32-$tf.log")
+		if [ -f "$GPT2_DIR/model.safetensors" ]; then
+			torch_run "torch-gpt2-tf32-$tf" 90 $tf scripts/gpt2_reference.py bench "$GPT2_DIR" --device "$TORCH_DEVICE" \
+				--batch $GB --seq $GS --batches $GN --threads "$NPROC"
+			PY_GPT2[$tf]=$(awk '$1 == "pytorch" && $2 == "tokens/s" {print $3}' "$OUT/torch-gpt2-tf32-$tf.log")
+		fi
+	done
+fi
+
+say ""
+say "  Transformer training step, paper size (3+3 layers, d 256, batch 64 x 16 -> 48), tokens/s counts the 3072 target tokens of a step:"
+for mode in tf32 fp32; do say "    compgen COMPGEN_GEMM=$mode          ${GO_TRAIN[$mode]:-n/a}"; done
+for tf in on off; do say "    pytorch matmul.allow_tf32 $([ $tf = on ] && echo True || echo False) $(grep -h 'tokens/s' "$OUT/torch-transformer-tf32-$tf.log" 2>/dev/null | sed 's/^pytorch tokens.s //' || true)"; done
+say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_TRAIN[tf32]:-}" "${PY_TRAIN[on]:-}"), FP32 both $(ratio "${GO_TRAIN[fp32]:-}" "${PY_TRAIN[off]:-}")"
+say "  GPT-2 small scoring, 32 sequences x 32 tokens, tokens/s counts all 1024 tokens of a batch:"
+for mode in tf32 fp32; do say "    compgen COMPGEN_GEMM=$mode          ${GO_GPT2[$mode]:-n/a}"; done
+for tf in on off; do say "    pytorch matmul.allow_tf32 $([ $tf = on ] && echo True || echo False) $(grep -h 'tokens/s' "$OUT/torch-gpt2-tf32-$tf.log" 2>/dev/null | sed 's/^pytorch tokens.s //' || true)"; done
+say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
+
+# The GPT-2 small checkpoint is 500 MB: not worth bringing back.
+rm -rf "$OUT/scan" "$GPT2_DIR" "$OUT"/run-*/*.safetensors
+say ""
+say "done in $(elapsed) s; logs in $OUT"
