@@ -85,27 +85,27 @@ note() {
 }
 
 # bg NAME TIMEOUT CMD...: step in the background; wait_bg NAME collects it.
-declare -A BG_PID BG_T BG_S
+declare -A BG_PID BG_T
 bg() {
 	local name=$1 t
 	t=$(budget "$2")
 	shift 2
 	BG_T[$name]=$t
-	BG_S[$name]=$SECONDS
 	(
+		s=$(date +%s)
 		timeout -k 10 "$t" "$@" >"$OUT/$name.log" 2>&1
-		echo $? >"$OUT/.$name.rc"
+		echo "$? $(($(date +%s) - s))" >"$OUT/.$name.rc"
 	) &
 	BG_PID[$name]=$!
 }
 wait_bg() {
 	local name=$1
 	wait "${BG_PID[$name]}"
-	local rc
-	rc=$(cat "$OUT/.$name.rc" 2>/dev/null || echo 1)
+	local rc took
+	read -r rc took <"$OUT/.$name.rc" || rc=1
 	rm -f "$OUT/.$name.rc"
-	note "$name" "$rc" "${BG_T[$name]}" $((SECONDS - BG_S[$name]))
-	return "$rc"
+	note "$name" "${rc:-1}" "${BG_T[$name]}" "${took:-?}"
+	return "${rc:-1}"
 }
 
 # metric LOG BENCH UNIT: the value before UNIT on BENCH's line of a Go
@@ -121,8 +121,11 @@ tests() {
 	f=$(grep -c -- '--- FAIL' "$1" 2>/dev/null)
 	s=$(grep -c -- '--- SKIP' "$1" 2>/dev/null)
 	say "    tests passed $p, failed $f, skipped $s (subtests included)"
-	grep -- '--- FAIL' "$1" 2>/dev/null | sed 's/^ */    FAIL: /' | head -20 | tee -a "$SUM"
-	grep -E '^(panic|FAIL|ok)' "$1" 2>/dev/null | head -3 | sed 's/^/    /' | tee -a "$SUM"
+	grep -- '--- FAIL' "$1" 2>/dev/null | sed 's/^ *--- FAIL: /    FAIL: /' | head -20 | tee -a "$SUM"
+	local skipped
+	skipped=$(grep -- '--- SKIP' "$1" 2>/dev/null | sed 's/^ *--- SKIP: //; s/ (.*//' | head -12 | tr '\n' ' ')
+	[ -n "$skipped" ] && say "    skipped: $skipped"
+	grep -E '^(panic:|PASS$|FAIL$)' "$1" 2>/dev/null | tail -1 | sed 's/^/    last: /' | tee -a "$SUM"
 }
 
 # ratio A B: A/B to two decimals, or n/a.
@@ -260,7 +263,7 @@ say "== c. benchmarks (elapsed $(elapsed) s)"
 [ "$RUN_TORCH" = 1 ] && { wait_bg gpt2-checkpoint || true; }
 if [ -f "$GPT2_DIR/model.safetensors" ] && [ "$GPT2_SIZE" = small ]; then
 	export GPT2_BENCH_DIR=$GPT2_DIR # the same random GPT-2 small weights on both sides
-else
+elif [ -z "$QUICK" ]; then
 	say "  BenchmarkGPUGPT2Score uses compgen's own random GPT-2 small weights (same shape)"
 fi
 declare -A GO_TRAIN GO_GPT2
@@ -291,8 +294,8 @@ sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")' "$tf" "$@"
 }
 declare -A PY_TRAIN PY_GPT2
+if [ -n "$QUICK" ]; then TSTEPS=2 GB=4 GS=8 GN=2; else TSTEPS=50 GB=32 GS=32 GN=20; fi
 if [ "$RUN_TORCH" = 1 ]; then
-	if [ -n "$QUICK" ]; then TSTEPS=2 GB=4 GS=8 GN=2; else TSTEPS=50 GB=32 GS=32 GN=20; fi
 	for tf in on off; do
 		torch_run "torch-transformer-tf32-$tf" 90 $tf scripts/bench_torch_transformer.py --device "$TORCH_DEVICE" --steps $TSTEPS --threads "$NPROC"
 		PY_TRAIN[$tf]=$(awk '$1 == "pytorch" && $2 == "tokens/s" {print $3}' "$OUT/torch-transformer-tf32-$tf.log")
@@ -304,14 +307,21 @@ if [ "$RUN_TORCH" = 1 ]; then
 	done
 fi
 
+# torch_line LOG on|off: the flag's value and PyTorch's tokens/s line.
+torch_line() {
+	local v=False l
+	[ "$2" = on ] && v=True
+	l=$(grep -h '^pytorch tokens/s' "$1" 2>/dev/null | sed 's/^pytorch tokens.s //')
+	echo "$v  ${l:-n/a (not run or failed)}"
+}
 say ""
 say "  Transformer training step, paper size (3+3 layers, d 256, batch 64 x 16 -> 48), tokens/s counts the 3072 target tokens of a step:"
 for mode in tf32 fp32; do say "    compgen COMPGEN_GEMM=$mode          ${GO_TRAIN[$mode]:-n/a}"; done
-for tf in on off; do say "    pytorch matmul.allow_tf32 $([ $tf = on ] && echo True || echo False) $(grep -h 'tokens/s' "$OUT/torch-transformer-tf32-$tf.log" 2>/dev/null | sed 's/^pytorch tokens.s //' || true)"; done
+for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-transformer-tf32-$tf.log" $tf)"; done
 say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_TRAIN[tf32]:-}" "${PY_TRAIN[on]:-}"), FP32 both $(ratio "${GO_TRAIN[fp32]:-}" "${PY_TRAIN[off]:-}")"
-say "  GPT-2 small scoring, 32 sequences x 32 tokens, tokens/s counts all 1024 tokens of a batch:"
+say "  GPT-2 scoring, compgen: small, 32 x 32 tokens; PyTorch: $GPT2_SIZE, $GB x $GS tokens; tokens/s counts every token of a batch:"
 for mode in tf32 fp32; do say "    compgen COMPGEN_GEMM=$mode          ${GO_GPT2[$mode]:-n/a}"; done
-for tf in on off; do say "    pytorch matmul.allow_tf32 $([ $tf = on ] && echo True || echo False) $(grep -h 'tokens/s' "$OUT/torch-gpt2-tf32-$tf.log" 2>/dev/null | sed 's/^pytorch tokens.s //' || true)"; done
+for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-gpt2-tf32-$tf.log" $tf)"; done
 say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
 
 # The GPT-2 small checkpoint is 500 MB: not worth bringing back.
