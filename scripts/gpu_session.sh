@@ -137,7 +137,7 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a"}'
 }
 
-say "compgen GPU session $(date -u '+%Y-%m-%dT%H:%M:%SZ') on $(hostname), ${NPROC} CPUs${QUICK:+, QUICK sizes}"
+say "compgen GPU session $(date -u '+%Y-%m-%dT%H:%M:%SZ') on $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null), ${NPROC} CPUs${QUICK:+, QUICK sizes}"
 say "outputs: $OUT"
 
 # ---- the kit ----
