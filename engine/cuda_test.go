@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"compgen/data"
 	"compgen/engine"
 	"compgen/kernels"
 	"compgen/models"
@@ -246,16 +245,7 @@ func BenchmarkGPUGPT2Score(b *testing.B) {
 	}
 	defer e.Close()
 	const B, T = 32, 32
-	rng := data.NewRand(1)
-	seqs := make([][]int, B)
-	first := make([]int, B)
-	for i := range seqs {
-		seqs[i] = make([]int, T)
-		for t := range seqs[i] {
-			seqs[i][t] = rng.IntN(m.Cfg.VocabSize)
-		}
-		first[i] = 1
-	}
+	seqs, first := models.SyntheticSequences(B, T, m.Cfg.VocabSize)
 	if _, err := e.TokenLogProbs(seqs, first, B); err != nil {
 		b.Fatal(err)
 	}

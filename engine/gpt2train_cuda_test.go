@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"compgen/data"
 	"compgen/models"
 )
 
@@ -68,16 +67,7 @@ func BenchmarkGPUGPT2TrainStep(b *testing.B) {
 	}
 	defer tr.Close()
 	const B, T = 32, 32
-	rng := data.NewRand(1)
-	seqs := make([][]int, B)
-	first := make([]int, B)
-	for i := range seqs {
-		seqs[i] = make([]int, T)
-		for t := range seqs[i] {
-			seqs[i][t] = rng.IntN(m.Cfg.VocabSize)
-		}
-		first[i] = 1
-	}
+	seqs, first := models.SyntheticSequences(B, T, m.Cfg.VocabSize)
 	if _, err := tr.TrainStep(seqs, first, 2e-5); err != nil {
 		b.Fatal(err)
 	}

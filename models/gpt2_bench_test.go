@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"compgen/blas"
-	"compgen/data"
 )
 
 // BenchmarkGPT2Score measures scoring throughput (tokens/s) of GPT-2 small
@@ -25,16 +24,7 @@ func BenchmarkGPT2Score(b *testing.B) {
 		b.Fatal(err)
 	}
 	const B, T = 32, 32
-	rng := data.NewRand(1)
-	seqs := make([][]int, B)
-	first := make([]int, B)
-	for i := range seqs {
-		seqs[i] = make([]int, T)
-		for t := range seqs[i] {
-			seqs[i][t] = rng.IntN(m.Cfg.VocabSize)
-		}
-		first[i] = 1
-	}
+	seqs, first := SyntheticSequences(B, T, m.Cfg.VocabSize)
 	if _, err := m.TokenLogProbs(seqs, first, B); err != nil { // builds the graph
 		b.Fatal(err)
 	}
