@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 TMP=${GPT2_BENCH_TMP:-/tmp/compgen-gpt2-bench}
 THREADS=${THREADS:-$(nproc)}
+. scripts/bench_threads.sh
 mkdir -p "$TMP"
 [ -f "$TMP/small/model.safetensors" ] || "$PY" scripts/gpt2_reference.py random-checkpoint "$TMP/small" --size small
 cp -f lm/testdata/gpt2-tiny/encoder.json lm/testdata/gpt2-tiny/vocab.bpe "$TMP/small/"
@@ -17,7 +18,8 @@ if [ -z "${GPT2_MEMORY_ONLY:-}" ]; then
 	echo "== GPT-2 small scoring, batch 32 x 32 tokens, $THREADS threads"
 	go_tps=$(GOMAXPROCS=$THREADS GPT2_BENCH_DIR="$TMP/small" go test -run XXX -bench BenchmarkGPT2Score -benchtime 3x ./models |
 		awk '/BenchmarkGPT2Score/ {for (i = 1; i <= NF; i++) if ($(i+1) == "tokens/s") print $i}')
-	py_line=$("$PY" scripts/gpt2_reference.py bench "$TMP/small" --batch 32 --seq 32 --batches 3 --threads "$THREADS")
+	torch_best higher "$PY" scripts/gpt2_reference.py bench "$TMP/small" --batch 32 --seq 32 --batches 3
+	py_line=$TORCH_LINE
 	py_tps=$(echo "$py_line" | awk '{print $3}')
 	echo "compgen tokens/s $go_tps"
 	echo "$py_line"

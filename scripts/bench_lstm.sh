@@ -3,16 +3,17 @@
 # Adam; batch 64, source 16, target 24 tokens, hidden 256, 2 layers) in
 # compgen and the same model in PyTorch, both on $THREADS threads (default 2).
 # Needs python3 with torch (Debian: python3-torch); PYTHON picks the
-# interpreter. OPENBLAS_NUM_THREADS follows THREADS, so that at THREADS=1
-# OpenBLAS does not start a thread per core behind GOMAXPROCS's back.
+# interpreter. Thread settings: scripts/bench_threads.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 THREADS=${THREADS:-2}
+. scripts/bench_threads.sh
 echo "== lstm-attention training step, batch 64 x 16 -> 24 tokens, hidden 256, 2 layers, $THREADS threads"
 go_ms=$(OPENBLAS_NUM_THREADS=$THREADS GOMAXPROCS=$THREADS go test -run XXX -bench BenchmarkLSTMTrainStep -benchtime 5x ./models |
 	awk '/BenchmarkLSTMTrainStep/ {for (i = 1; i <= NF; i++) if ($(i+1) == "ms/step") print $i}')
-py_line=$("$PY" scripts/bench_torch_lstm.py --threads "$THREADS" --steps 5)
+torch_best lower "$PY" scripts/bench_torch_lstm.py --steps 5
+py_line=$TORCH_LINE
 py_ms=$(echo "$py_line" | awk '{print $3}')
 echo "compgen ms/step $go_ms"
 echo "$py_line"

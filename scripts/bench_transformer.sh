@@ -9,20 +9,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 THREADS=${THREADS:-2}
+. scripts/bench_threads.sh
 echo "== transformer training step, batch 64 x 16 -> 48 tokens, paper size, $THREADS threads"
 out=$(GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=$THREADS go test -run XXX -bench 'BenchmarkTransformerTrainStep|BenchmarkGreedyDecode' -benchtime 5x ./train)
 metric() { echo "$out" | awk -v b="$1" -v u="$2" '$1 ~ b {for (i = 1; i <= NF; i++) if ($(i+1) == u) print $i}'; }
 go_ms=$(metric TransformerTrainStep ms/step)
-py_line=$("$PY" scripts/bench_torch_transformer.py --threads "$THREADS" --steps 5)
+torch_best lower "$PY" scripts/bench_torch_transformer.py --steps 5
+py_line=$TORCH_LINE
 py_ms=$(echo "$py_line" | awk '{print $3}')
 # CPU time per step (all threads): the same script with its clock swapped
 # for process time. On a busy machine wall times swing with the load; CPU
 # times much less.
 go_cpu=$(metric TransformerTrainStep cpu-ms/step)
-py_cpu=$("$PY" -c 'import runpy, sys, time
+py_cpu=$(OPENBLAS_NUM_THREADS=$TORCH_BLAS OMP_NUM_THREADS=$TORCH_THREADS "$PY" -c 'import runpy, sys, time
 time.perf_counter = time.process_time
 sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")' scripts/bench_torch_transformer.py --threads "$THREADS" --steps 5 | awk '{print $3}')
+runpy.run_path(sys.argv[0], run_name="__main__")' scripts/bench_torch_transformer.py --threads "$TORCH_THREADS" --steps 5 | awk '{print $3}')
 echo "compgen ms/step $go_ms, cpu-ms/step $go_cpu (peak $(metric TransformerTrainStep MB-peak) MB)"
 echo "$py_line, cpu-ms/step $py_cpu"
 awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", g / p}'
