@@ -1,5 +1,7 @@
 package models
 
+import "compgen/vecmath"
+
 // backward propagates the seeds set by loss through the output layer, the
 // copy gate, the attention, the decoder and the encoder, adding into the
 // model's gradient buffers.
@@ -81,7 +83,7 @@ func (f *lstmPass) backward() {
 				for i, q := range qr {
 					us[i] = q + k[i] // qr holds q + b
 				}
-				tanhVec(us)
+				vecmath.TanhSlice(us)
 			}
 			us, dk, dVa, dBa, va := us[:H], dk[:H], dVa[:H], dBa[:H], va[:H]
 			for i, u := range us {

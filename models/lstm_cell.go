@@ -1,6 +1,8 @@
 package models
 
 import (
+	"compgen/vecmath"
+
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 )
@@ -59,7 +61,7 @@ func lstmForward(w, b []float32, in, H int, x, hPrev, cPrev, mask []float32) (h,
 // h_prev and c_prev.
 func lstmGates(z, hPrev, cPrev, mask, h, c, tanhC []float32, H int) {
 	n := len(hPrev) / H
-	lstmAct(z, H)
+	vecmath.LSTMGates(z, H)
 	for r := 0; r < n; r++ {
 		zr := z[r*4*H : (r+1)*4*H]
 		zi, zf, zg := zr[:H], zr[H:2*H], zr[2*H:3*H]
@@ -69,7 +71,7 @@ func lstmGates(z, hPrev, cPrev, mask, h, c, tanhC []float32, H int) {
 		}
 	}
 	copy(c, tanhC) // the new cells, before padding rows take c_prev back
-	tanhVec(tanhC)
+	vecmath.TanhSlice(tanhC)
 	for r := 0; r < n; r++ {
 		hr, cr, tr := h[r*H:(r+1)*H], c[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
 		if mask != nil && mask[r] == 0 {

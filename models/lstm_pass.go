@@ -3,6 +3,8 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+
+	"compgen/vecmath"
 )
 
 // lstmPass is one forward pass of an LSTM model over a batch, keeping
@@ -272,7 +274,7 @@ func (f *lstmPass) attendOutput() {
 		for i, v := range g {
 			z += v * gw[i]
 		}
-		f.pgen[r] = sigmoid(z)
+		f.pgen[r] = vecmath.Sigmoid(z)
 	}
 }
 
@@ -290,7 +292,7 @@ func attScores(a, qb, keys, va, u []float32) {
 			uj[i] = q + k[i]
 		}
 	}
-	tanhVec(u[:len(a)*H])
+	vecmath.TanhSlice(u[:len(a)*H])
 	for j := range a {
 		uj := u[j*H : (j+1)*H]
 		var e float32
