@@ -10,3 +10,6 @@ func Use() {}
 
 // SetThreads does nothing for the pure-Go BLAS.
 func SetThreads(n int) {}
+
+// SpinTimeout returns -1: the pure-Go BLAS has no worker threads to tune.
+func SpinTimeout() int { return -1 }
