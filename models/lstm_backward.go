@@ -58,11 +58,7 @@ func (f *lstmPass) backward() {
 		for j := 0; j < n; j++ {
 			mj := f.mem[(b*S+j)*W : (b*S+j+1)*W]
 			dm := dMem[(b*S+j)*W : (b*S+j+1)*W]
-			var d float32
-			for i := range dctx {
-				d += dctx[i] * mj[i]
-				dm[i] += a[j] * dctx[i]
-			}
+			d := vecmath.DotAxpy(dctx, mj, a[j], dm) // dctx·mem_j; dMem_j += a_j·dctx
 			if f.dAttCopy != nil {
 				d += f.dAttCopy[r*S+j]
 			}
@@ -85,16 +81,10 @@ func (f *lstmPass) backward() {
 				}
 				vecmath.TanhSlice(us)
 			}
-			us, dk, dVa, dBa, va := us[:H], dk[:H], dVa[:H], dBa[:H], va[:H]
-			for i, u := range us {
-				dVa[i] += de * u
-				du := de * va[i] * (1 - u*u)
-				dq[i] += du
-				dk[i] += du
-				dBa[i] += du
-			}
+			vecmath.ScoreBack(de, us, va, dVa, dq, dk) // dq and dk get the same du
 		}
 	}
+	colSums(dQ, dBa) // the bias is added to q, so its gradient is Σ_r dq_r
 	gemm(true, false, H, H, R, 1, f.hq, dQ, 1, g(m.wq))
 	gemm(false, true, R, H, H, 1, dQ, m.p.Data(m.wq), 1, dHq)
 	gemm(true, false, W, H, B*S, 1, f.mem, dKeys, 1, g(m.wk))

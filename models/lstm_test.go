@@ -108,10 +108,42 @@ func tinyLSTMWith(t *testing.T, variant string, dropout float64, edit func(*Conf
 	return m, MakeBatch(rows, 3, 1) // one all-padding row
 }
 
+// amplify scales every parameter of a tiny model by 4, after giving the
+// attention bias non-zero values: at initialisation the attention is
+// nearly uniform and the gradients of attn.* are below 1e-4, under the
+// finite-difference check's absolute tolerance (a dropped attn.b gradient
+// passed it). Scaled by 10, the gates saturate and the check fails for
+// want of precision.
+func amplify(m *LSTM) {
+	p := m.Params()
+	for i, n := range p.Names {
+		for j, w := range p.Data(i) {
+			if n == "attn.b" {
+				w = float32(j%3-1) * 0.7
+			}
+			p.Data(i)[j] = 4 * w
+		}
+	}
+}
+
 func TestLSTMGradient(t *testing.T) {
-	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
-		t.Run(variant, func(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		sharp   bool // amplify, and require attn.* gradients above 1e-3
+	}{
+		{"lstm-attention", false}, {"lstm-copy", false},
+		{"lstm-attention", true}, {"lstm-copy", true},
+	} {
+		variant := tc.variant
+		name := variant
+		if tc.sharp {
+			name += "/amplified"
+		}
+		t.Run(name, func(t *testing.T) {
 			m, bt := tinyLSTM(t, variant, 0)
+			if tc.sharp {
+				amplify(m)
+			}
 			eps := 0.1
 			loss := func() float64 {
 				l, err := m.Loss(bt, false, eps, 0)
@@ -130,6 +162,15 @@ func TestLSTMGradient(t *testing.T) {
 			}
 			for i, n := range p.Names {
 				fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/40)
+				if tc.sharp && strings.HasPrefix(n, "attn.") {
+					big := 0.0
+					for _, g := range grads[i] {
+						big = max(big, math.Abs(float64(g)))
+					}
+					if big < 1e-3 {
+						t.Errorf("%s: largest gradient %.2g, too small for the check to see a wrong one", n, big)
+					}
+				}
 			}
 		})
 	}

@@ -146,6 +146,28 @@ func expSumGo(x []float32) (float32, float64) {
 	return mx, sum
 }
 
+// dotAxpyGo returns x·y and adds a·x into z.
+func dotAxpyGo(x, y []float32, a float32, z []float32) float32 {
+	y, z = y[:len(x)], z[:len(x)]
+	var d float32
+	for i, v := range x {
+		d += v * y[i]
+		z[i] += a * v
+	}
+	return d
+}
+
+// scoreBackGo adds de·u into dv and de·v·(1−u²) into dz1 and dz2.
+func scoreBackGo(de float32, u, v, dv, dz1, dz2 []float32) {
+	v, dv, dz1, dz2 = v[:len(u)], dv[:len(u)], dz1[:len(u)], dz2[:len(u)]
+	for i, w := range u {
+		dv[i] += de * w
+		d := de * v[i] * (1 - w*w)
+		dz1[i] += d
+		dz2[i] += d
+	}
+}
+
 // Sigmoid returns 1/(1+e^(−x)).
 func Sigmoid(x float32) float32 {
 	v := [1]float32{x}

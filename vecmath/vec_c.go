@@ -107,6 +107,32 @@ static inline float cg_clamp87(float y) {
 		}                                                                  \
 		return sum;                                                        \
 	}                                                                      \
+	ATTR static float cg_dot_axpy_##SUF(const float *x, const float *y,    \
+	                                    float a, float *z, long n) {       \
+		float acc[8] = {0};                                                \
+		long i = 0;                                                        \
+		for (; i + 8 <= n; i += 8)                                         \
+			for (int k = 0; k < 8; k++) {                                  \
+				acc[k] += x[i + k] * y[i + k];                             \
+				z[i + k] += a * x[i + k];                                  \
+			}                                                              \
+		for (; i < n; i++) {                                               \
+			acc[0] += x[i] * y[i];                                         \
+			z[i] += a * x[i];                                              \
+		}                                                                  \
+		return ((acc[0] + acc[4]) + (acc[1] + acc[5])) +                   \
+		       ((acc[2] + acc[6]) + (acc[3] + acc[7]));                    \
+	}                                                                      \
+	ATTR static void cg_score_back_##SUF(float de, const float *u,         \
+	                                     const float *v, float *dv,        \
+	                                     float *dz1, float *dz2, long n) { \
+		for (long i = 0; i < n; i++) {                                     \
+			dv[i] += de * u[i];                                            \
+			float d = de * v[i] * (1 - u[i] * u[i]);                       \
+			dz1[i] += d;                                                   \
+			dz2[i] += d;                                                   \
+		}                                                                  \
+	}                                                                      \
 	ATTR static float cg_max_##SUF(const float *x, long n) {               \
 		float m[8];                                                        \
 		for (int k = 0; k < 8; k++) m[k] = x[0];                           \
@@ -156,6 +182,16 @@ static double cg_exp_sum(const float *x, long n, float *mx) {
 	}
 	*mx = cg_max_base(x, n);
 	return cg_exp_sum_base(x, n, *mx);
+}
+
+static float cg_dot_axpy(const float *x, const float *y, float a, float *z, long n) {
+	if (cg_use_avx2()) return cg_dot_axpy_avx2(x, y, a, z, n);
+	return cg_dot_axpy_base(x, y, a, z, n);
+}
+
+static void cg_score_back(float de, const float *u, const float *v, float *dv, float *dz1, float *dz2, long n) {
+	if (cg_use_avx2()) cg_score_back_avx2(de, u, v, dv, dz1, dz2, n);
+	else cg_score_back_base(de, u, v, dv, dz1, dz2, n);
 }
 
 // cg_lstm_act applies σ, σ, tanh, σ to the i, f, g, o blocks of rows
@@ -233,4 +269,29 @@ func ExpSum(x []float32) (mx float32, sum float64) {
 	var m C.float
 	s := C.cg_exp_sum((*C.float)(unsafe.Pointer(&x[0])), C.long(len(x)), &m)
 	return float32(m), float64(s)
+}
+
+// DotAxpy returns x·y and adds a·x into z (y and z at least as long as x).
+// The dot product is summed in eight lanes, so it may differ from a
+// sequential sum in the last bits.
+func DotAxpy(x, y []float32, a float32, z []float32) float32 {
+	if len(x) < vecMin {
+		return dotAxpyGo(x, y, a, z)
+	}
+	_, _ = y[len(x)-1], z[len(x)-1]
+	return float32(C.cg_dot_axpy((*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&y[0])),
+		C.float(a), (*C.float)(unsafe.Pointer(&z[0])), C.long(len(x))))
+}
+
+// ScoreBack is the backward pass of a score de-weighted v·tanh(·) given
+// u = tanh(·): it adds de·u into dv and de·v·(1−u²) into dz1 and dz2.
+func ScoreBack(de float32, u, v, dv, dz1, dz2 []float32) {
+	n := len(u)
+	if n < vecMin {
+		scoreBackGo(de, u, v, dv, dz1, dz2)
+		return
+	}
+	_, _, _, _ = v[n-1], dv[n-1], dz1[n-1], dz2[n-1]
+	p := func(x []float32) *C.float { return (*C.float)(unsafe.Pointer(&x[0])) }
+	C.cg_score_back(C.float(de), p(u), p(v), p(dv), p(dz1), p(dz2), C.long(n))
 }

@@ -29,3 +29,10 @@ func GELUGrad(x, dy, dx []float32) { geluGradGo(x, dy, dx) }
 // ExpSum returns the largest value of a non-empty x and Σ e^(x_i − max),
 // summed in float64: log softmax(x)_i = x_i − max − log sum.
 func ExpSum(x []float32) (mx float32, sum float64) { return expSumGo(x) }
+
+// DotAxpy returns x·y and adds a·x into z (y and z at least as long as x).
+func DotAxpy(x, y []float32, a float32, z []float32) float32 { return dotAxpyGo(x, y, a, z) }
+
+// ScoreBack is the backward pass of a score de-weighted v·tanh(·) given
+// u = tanh(·): it adds de·u into dv and de·v·(1−u²) into dz1 and dz2.
+func ScoreBack(de float32, u, v, dv, dz1, dz2 []float32) { scoreBackGo(de, u, v, dv, dz1, dz2) }

@@ -260,3 +260,49 @@ func BenchmarkExpSum(b *testing.B) {
 		ExpSum(x)
 	}
 }
+
+// TestDotAxpyScoreBack compares the fused loops with float64 arithmetic
+// at lengths around the vector width and the C threshold.
+func TestDotAxpyScoreBack(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 31, 32, 33, 256, 517} {
+		x, y, u, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%11)/5 - 1
+			y[i] = float32(i%7)/3 - 1
+			u[i] = float32(i%19)/10 - 0.95 // tanh values in (−1, 1)
+			v[i] = float32(i%5) - 2
+		}
+		const a, de = 0.375, -1.25
+		t.Run("DotAxpy", func(t *testing.T) {
+			z := make([]float32, n)
+			for i := range z {
+				z[i] = 0.5
+			}
+			d := DotAxpy(x, y, a, z)
+			var want float64
+			for i := range x {
+				want += float64(x[i]) * float64(y[i])
+				if w := 0.5 + a*float64(x[i]); math.Abs(float64(z[i])-w) > 1e-6 {
+					t.Fatalf("n %d: z[%d] = %g, want %g", n, i, z[i], w)
+				}
+			}
+			if math.Abs(float64(d)-want) > 1e-5*float64(n) {
+				t.Fatalf("n %d: dot %g, want %g", n, d, want)
+			}
+		})
+		t.Run("ScoreBack", func(t *testing.T) {
+			dv, dz1, dz2 := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range dz2 {
+				dz2[i] = 1
+			}
+			ScoreBack(de, u, v, dv, dz1, dz2)
+			for i := range u {
+				wv := de * float64(u[i])
+				wz := de * float64(v[i]) * (1 - float64(u[i])*float64(u[i]))
+				if math.Abs(float64(dv[i])-wv) > 1e-6 || math.Abs(float64(dz1[i])-wz) > 1e-6 || math.Abs(float64(dz2[i])-1-wz) > 1e-6 {
+					t.Fatalf("n %d, i %d: dv %g dz1 %g dz2 %g, want %g %g %g", n, i, dv[i], dz1[i], dz2[i], wv, wz, 1+wz)
+				}
+			}
+		})
+	}
+}
