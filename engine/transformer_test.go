@@ -24,6 +24,12 @@ func records() []data.Record {
 // records.
 func tiny(t testing.TB, variant string) (*models.Transformer, *models.Batch) {
 	t.Helper()
+	return tinyWith(t, variant, func(*models.Config) {})
+}
+
+// tinyWith is tiny with edit applied to the model's config.
+func tinyWith(t testing.TB, variant string, edit func(*models.Config)) (*models.Transformer, *models.Batch) {
+	t.Helper()
 	recs := records()
 	v := models.BuildVocab(recs)
 	cfg := models.DefaultConfig()
@@ -33,6 +39,7 @@ func tiny(t testing.TB, variant string) (*models.Transformer, *models.Batch) {
 	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout = 2, 2, 8, 16, 0.1
 	cfg.RelBuckets, cfg.RelMaxDistance = 4, 8
 	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
+	edit(&cfg)
 	m, err := models.NewTransformer(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
