@@ -8,7 +8,6 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"compgen/kernels"
-	"compgen/vecmath"
 )
 
 // CPU runs the kernels' pure-Go references (package kernels): the same
@@ -145,9 +144,9 @@ func (c *CPU) ReLUGrad(n int, y, dy, dx Buf) error {
 	kernels.ReLUGradRef(n, f32(y), f32(dy), f32(dx))
 	return nil
 }
-func (c *CPU) GELU(n int, x, y Buf) error { vecmath.GELU(f32(x)[:n], f32(y)[:n]); return nil }
+func (c *CPU) GELU(n int, x, y Buf) error { kernels.GELURef(n, f32(x), f32(y)); return nil }
 func (c *CPU) GELUGrad(n int, x, dy, dx Buf) error {
-	vecmath.GELUGrad(f32(x)[:n], f32(dy)[:n], f32(dx)[:n])
+	kernels.GELUGradRef(n, f32(x), f32(dy), f32(dx))
 	return nil
 }
 func (c *CPU) Transpose2D(rows, cols int, x, y Buf) error {

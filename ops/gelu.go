@@ -3,7 +3,7 @@ package ops
 import (
 	"fmt"
 
-	"compgen/vecmath"
+	"compgen/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -12,9 +12,8 @@ import (
 
 // GELU applies the tanh approximation of the Gaussian error linear unit
 // (Hendrycks & Gimpel 2016, as GPT-2 uses it) elementwise to x of any shape:
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float32 (vecmath.GELU;
-// kernels.GELURef is the float64 definition the GPU kernel is checked
-// against).
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float32
+// (kernels.GELURef).
 func GELU(x *G.Node) (*G.Node, error) {
 	return G.ApplyOp(&geluOp{base("GELU", 1), false}, x) // same shape as x
 }
@@ -54,9 +53,9 @@ func (o *geluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	y := res.Float32s()
 	parallel(len(x), 8*len(x), func(lo, hi int) {
 		if o.grad {
-			vecmath.GELUGrad(x[lo:hi], dy[lo:hi], y[lo:hi])
+			kernels.GELUGradRef(hi-lo, x[lo:hi], dy[lo:hi], y[lo:hi])
 		} else {
-			vecmath.GELU(x[lo:hi], y[lo:hi])
+			kernels.GELURef(hi-lo, x[lo:hi], y[lo:hi])
 		}
 	})
 	return res, nil
