@@ -64,6 +64,20 @@ type Result struct {
 	Truncated int
 	// Elapsed is the wall time of this invocation.
 	Elapsed time.Duration
+	// Tokens counts the target tokens trained on in this invocation and
+	// StepTime the wall time of its training steps, dev evaluations and
+	// checkpoints excluded.
+	Tokens   int64
+	StepTime time.Duration
+}
+
+// TokensPerSecond is the training throughput: target tokens per second of
+// training steps (0 before any step).
+func (r *Result) TokensPerSecond() float64 {
+	if r.StepTime <= 0 {
+		return 0
+	}
+	return float64(r.Tokens) / r.StepTime.Seconds()
 }
 
 // runFiles are the files a run owns; --force removes exactly these.
@@ -229,6 +243,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("interrupted at step %d; last checkpoint: %s: %w", step, lastGood, err)
 		}
+		stepStart := time.Now()
 		bt := ep.batch(step)
 		lr := LearningRate(cfg.LR, cfg.Warmup, step)
 		var loss, norm float64
@@ -251,6 +266,8 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 				return nil, fmt.Errorf("step %d: %w", step, err)
 			}
 		}
+		res.StepTime += time.Since(stepStart)
+		res.Tokens += int64(bt.Tokens)
 		sumLoss += loss
 		sumTok += float64(bt.Tokens)
 		nLoss++

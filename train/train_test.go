@@ -59,6 +59,13 @@ func TestOverfit(t *testing.T) {
 			cfg.Model.Dropout = 0
 			dir := t.TempDir()
 			r := train(t, cfg, Options{Dir: dir})
+			// Every step trains at least one target token and at most
+			// a full batch of the longest targets; the steps' time is
+			// part of the invocation's.
+			if r.Tokens < int64(r.Steps) || r.Tokens > int64(r.Steps*cfg.Batch*(cfg.Model.MaxTgtLen+1)) ||
+				r.StepTime <= 0 || r.StepTime > r.Elapsed || r.TokensPerSecond() <= 0 {
+				t.Errorf("%d tokens in %v of steps (%v in all): implausible for %d steps", r.Tokens, r.StepTime, r.Elapsed, r.Steps)
+			}
 			if r.DevEM != 1 {
 				t.Errorf("dev exact match %.3f after %d steps (loss %.4f), want 1", r.DevEM, r.Steps, r.TrainLoss)
 			}

@@ -60,6 +60,6 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "run %s: fine-tuned %s for %d steps on %d examples, final loss %.4f\n", *out, *runDir, res.Steps, len(recs), res.TrainLoss)
+	fmt.Fprintf(stdout, "run %s: fine-tuned %s for %d steps on %d examples (%.0f tokens/s), final loss %.4f\n", *out, *runDir, res.Steps, len(recs), res.TokensPerSecond(), res.TrainLoss)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"compgen/blas"
 	"compgen/data"
@@ -71,17 +73,20 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, stderr)
 	if err != nil {
 		return err
 	}
+	el := time.Since(start)
 	if unk > 0 {
 		fmt.Fprintf(stderr, "warning: %d source tokens are not in the run's vocabulary and were read as <unk>\n", unk)
 	}
 	if err := writePredictions(*out, preds, *force); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %d predictions to %s; exact match %.2f%%\n", len(preds), *out, 100*train.ExactMatch(recs, preds))
+	fmt.Fprintf(stdout, "wrote %d predictions to %s; exact match %.2f%%; decoded in %s (%.0f output tokens/s)\n",
+		len(preds), *out, 100*train.ExactMatch(recs, preds), el.Round(time.Millisecond), outputTokens(preds)/el.Seconds())
 	return nil
 }
 
@@ -100,4 +105,14 @@ func writePredictions(path string, preds []train.Prediction, force bool) error {
 		}
 	}
 	return set.Commit()
+}
+
+// outputTokens counts the predicted tokens (separators removed), the
+// numerator of predict's throughput.
+func outputTokens(preds []train.Prediction) float64 {
+	n := 0
+	for i := range preds {
+		n += len(strings.Fields(preds[i].Text))
+	}
+	return float64(n)
 }

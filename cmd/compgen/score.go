@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"compgen/blas"
 	"compgen/data"
@@ -132,6 +133,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
 	}
 	var scores []lm.Score
+	start := time.Now()
 	if *folds > 0 {
 		newModel := func() (lm.FoldModel, error) {
 			var m *models.GPT2
@@ -174,6 +176,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
+	el := time.Since(start)
 	set := data.NewOutputSet(*force)
 	w, err := set.Create(*out)
 	if err != nil {
@@ -189,7 +192,16 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err := set.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "score: wrote %d scores to %s\n", len(scores), *out)
+	processed := 0 // prompt and query tokens run through the model, once per record
+	for i := range ex {
+		processed += len(ex[i].Ids)
+	}
+	what := "scoring"
+	if *folds > 0 {
+		what = "fine-tuning and scoring"
+	}
+	fmt.Fprintf(stderr, "score: wrote %d scores to %s; %s took %s (%.0f tokens/s)\n",
+		len(scores), *out, what, el.Round(time.Millisecond), float64(processed)/el.Seconds())
 	return nil
 }
 

@@ -234,7 +234,7 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 }
 
 func printResult(w io.Writer, dir string, r *train.Result) {
-	fmt.Fprintf(w, "run %s: %d steps in %s, training loss %.4f", dir, r.Steps, r.Elapsed.Round(1e9), r.TrainLoss)
+	fmt.Fprintf(w, "run %s: %d steps in %s (%.0f tokens/s), training loss %.4f", dir, r.Steps, r.Elapsed.Round(1e9), r.TokensPerSecond(), r.TrainLoss)
 	if r.DevEM >= 0 {
 		fmt.Fprintf(w, ", best dev exact match %.2f%% (loss %.4f) at step %d", 100*r.DevEM, r.DevLoss, r.BestStep)
 	}
