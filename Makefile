@@ -103,7 +103,9 @@ kernels: cuda-toolkit
 		$(NVCC) $(NVCCFLAGS) -o kernels/ptx/$$b.ptx $$s || exit 1; \
 	done
 
-# kernels-check fails when the committed PTX differs from what the sources compile to.
+# kernels-check fails when the committed PTX differs from what the sources
+# compile to, or when ptxas finds a kernel that would fail to launch or spill
+# on a target GPU (scripts/ptx_check.sh).
 kernels-check: cuda-toolkit
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	for s in $(KERNEL_SRCS); do \
@@ -114,6 +116,7 @@ kernels-check: cuda-toolkit
 		diff -r kernels/ptx $$tmp | head -40; \
 		echo "kernels-check: kernels/ptx is stale; run make kernels and commit"; exit 1; \
 	fi
+	@PTXAS=$$(dirname $$(command -v $(NVCC)))/ptxas ./scripts/ptx_check.sh
 
 # ---- GPU session kit (see docs/gpu-session.md) ----
 .PHONY: gpu-kit
