@@ -212,8 +212,12 @@ extern "C" __global__ void adam_step(int n, float b1, float b2, float alpha, flo
   }
 }
 
-// sum_squares adds Σ x² to acc[0] (float64 block sums, then atomicAdd).
-extern "C" __global__ void sum_squares(int n, const float* x, double* acc) {
+// sum_squares writes block b's Σ x² (float64) to part[b]; sum_parts then
+// adds part[0..nb) to acc[0] in a fixed order. Two kernels rather than an
+// atomicAdd of the block sums: the atomics' order, and with it the last
+// bits of the gradient norm and of every clipped weight, would change from
+// run to run, and the same seed must give the same bytes.
+extern "C" __global__ void sum_squares(int n, const float* x, double* part) {
   __shared__ double sh[32];
   double s = 0;
   GRID_STRIDE(i, n) {
@@ -221,7 +225,15 @@ extern "C" __global__ void sum_squares(int n, const float* x, double* acc) {
     s += v * v;
   }
   s = block_sum_d(s, sh);
-  if (threadIdx.x == 0) atomicAdd(acc, s);
+  if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+
+extern "C" __global__ void sum_parts(int nb, const double* part, double* acc) {
+  __shared__ double sh[32];
+  double s = 0;
+  for (int i = threadIdx.x; i < nb; i += blockDim.x) s += part[i];
+  s = block_sum_d(s, sh);
+  if (threadIdx.x == 0) acc[0] += s;
 }
 
 extern "C" __global__ void clip_by_norm(int n, const double* sq, float limit, float* x) {

@@ -27,6 +27,7 @@ const emu::Entry table[] = {
     EMU_ENTRY(transpose2d),
     EMU_PLAIN(adam_step),
     EMU_ENTRY(sum_squares),
+    EMU_ENTRY(sum_parts),
     EMU_PLAIN(clip_by_norm),
     EMU_PLAIN(embed_fwd),
     EMU_PLAIN(embed_grad),

@@ -12,7 +12,7 @@ var kernelNames = map[string]bool{
 	"binary_f32": true, "add_bias": true, "repeat_rows": true, "sum_rows": true,
 	"relu_fwd": true, "relu_grad": true, "gelu_fwd": true, "gelu_grad": true,
 	"dropout_fwd": true, "dropout_grad": true, "transpose2d": true,
-	"adam_step": true, "sum_squares": true, "clip_by_norm": true,
+	"adam_step": true, "sum_squares": true, "sum_parts": true, "clip_by_norm": true,
 	"layernorm_stats": true, "layernorm_fwd": true, "layernorm_grad_x": true, "layernorm_grad_gamma": true,
 	"attn_softmax": true, "attn_softmax_grad": true, "sum_to": true,
 	"embed_fwd": true, "embed_grad": true, "relbias_fwd": true, "relbias_grad": true,
@@ -497,7 +497,15 @@ func (d *Device) SumSquares(n int, x, acc Buf) error {
 	if err := need("sum squares acc", acc, 2); err != nil {
 		return err
 	}
-	return d.launch("sum_squares", dim3{min(blocks(n, elemBlock), 1024), 1, 1}, dim3{elemBlock, 1, 1}, 0, n, x, acc)
+	nb := max(min(blocks(n, elemBlock), 1024), 1)
+	part, err := d.scratchBuf(int64(nb) * 8) // [nb] float64 block sums
+	if err != nil {
+		return err
+	}
+	if err := d.launch("sum_squares", dim3{nb, 1, 1}, dim3{elemBlock, 1, 1}, 0, n, x, part); err != nil {
+		return err
+	}
+	return d.launch("sum_parts", dim3{1, 1, 1}, dim3{elemBlock, 1, 1}, 0, nb, part, acc)
 }
 
 // ClipByNorm is ClipByNormRef.

@@ -256,6 +256,14 @@ func TestElementwiseParity(t *testing.T) {
 		if math.Abs(got[0]-sq[0]) > 1e-12*sq[0] {
 			t.Fatalf("sum squares %g, want %g", got[0], sq[0])
 		}
+		// A second call adds to acc (one acc serves every parameter) and,
+		// its block sums added in a fixed order, adds the same bits.
+		ok(t, dev.SumSquares(n, gx, acc))
+		twice := []float64{0}
+		ok(t, dev.DownloadFloat64(twice, acc))
+		if twice[0] != got[0]+got[0] {
+			t.Fatalf("sum squares twice %v, want %v", twice[0], got[0]+got[0])
+		}
 		ClipByNormRef(n, sq, 1, x)
 		ok(t, dev.ClipByNorm(n, acc, 1, gx))
 		closeTo(t, "clip", down(t, gx, n), x, 0, 1e-6)
