@@ -264,6 +264,7 @@ func TestElementwiseParity(t *testing.T) {
 		if twice[0] != got[0]+got[0] {
 			t.Fatalf("sum squares twice %v, want %v", twice[0], got[0]+got[0])
 		}
+		ok(t, dev.UploadFloat64(acc, got))
 		ClipByNormRef(n, sq, 1, x)
 		ok(t, dev.ClipByNorm(n, acc, 1, gx))
 		closeTo(t, "clip", down(t, gx, n), x, 0, 1e-6)
