@@ -10,7 +10,8 @@
 #   c. benchmarks with COMPGEN_GEMM=tf32 and fp32, PyTorch on the same GPU
 #      with matmul.allow_tf32 True and False, and the throughput ratios
 #   d. a short SCAN training run on cuda (TF32 and FP32 products) and on the
-#      CPU from the same seed: loss columns side by side, max relative gap
+#      CPU from the same seed: loss columns side by side, max relative gap;
+#      the TF32 run again, whose weights must be the first's byte for byte
 #
 # A failing or hanging step never stops the script: each runs under its own
 # timeout, cut further so that the whole stays within BUDGET_S seconds.
@@ -223,6 +224,19 @@ say "== d. SCAN training, cuda against cpu, same seed (elapsed $(elapsed) s)"
 say "  compgen train ${LOSS[*]}"
 step loss-cuda-tf32 120 env COMPGEN_GEMM=tf32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32" --device cuda
 step loss-cuda-fp32 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-fp32" --device cuda
+# The same seed must give the same bytes on the GPU too: a second TF32 run's
+# weights and Adam state against the first's.
+if step loss-cuda-tf32-again 120 env COMPGEN_GEMM=tf32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32-again" --device cuda; then
+	same=1
+	for f in model.safetensors optim.safetensors; do
+		cmp -s "$OUT/run-cuda-tf32/$f" "$OUT/run-cuda-tf32-again/$f" || same=0
+	done
+	if [ "$same" = 1 ]; then
+		say "  repeat run: weights and Adam state identical, byte for byte"
+	else
+		say "  repeat run: weights or Adam state DIFFER from the first cuda tf32 run (not reproducible)"
+	fi
+fi
 wait_bg loss-cpu
 "$PY" - "$OUT/run-cpu" "$OUT/run-cuda-tf32" "$OUT/run-cuda-fp32" <<'EOF' 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
 import json, os, sys
