@@ -137,6 +137,29 @@ func (c *CUDA) Adam(n int, p kernels.AdamParams, lr float32, step int, param, gr
 	return c.Dev.Adam(n, p, lr, step, kb(param), kb(grad), kb(m), kb(v))
 }
 func (c *CUDA) SumSquares(n int, x, acc Buf) error { return c.Dev.SumSquares(n, kb(x), kb(acc)) }
+
+var _ MultiTensor = (*CUDA)(nil)
+
+// NewTensors and the other MultiTensor methods run the optimizer over every
+// weight tensor in one launch each (optim_multi.go).
+func (c *CUDA) NewTensors(bufs []Buf, sizes []int) (Tensors, error) {
+	kbs := make([]kernels.Buf, len(bufs))
+	for i, b := range bufs {
+		kbs[i] = kb(b)
+	}
+	return c.Dev.NewTensors(kbs, sizes)
+}
+func (c *CUDA) FreeTensors(t Tensors) { c.Dev.FreeTensors(t.(kernels.Tensors)) }
+func (c *CUDA) SumSquaresMulti(t Tensors, acc Buf) error {
+	return c.Dev.SumSquaresMulti(t.(kernels.Tensors), kb(acc))
+}
+func (c *CUDA) ClipByNormMulti(t Tensors, sq Buf, limit float32) error {
+	return c.Dev.ClipByNormMulti(t.(kernels.Tensors), kb(sq), limit)
+}
+func (c *CUDA) AdamMulti(p kernels.AdamParams, lr float32, step int, param, grad, m, v Tensors) error {
+	kt := func(t Tensors) kernels.Tensors { return t.(kernels.Tensors) }
+	return c.Dev.AdamMulti(p, lr, step, kt(param), kt(grad), kt(m), kt(v))
+}
 func (c *CUDA) ClipByNorm(n int, sq Buf, limit float32, x Buf) error {
 	return c.Dev.ClipByNorm(n, kb(sq), limit, kb(x))
 }

@@ -77,6 +77,7 @@ type Adam struct {
 	M, V  []Buf
 	sizes []int
 	acc   Buf
+	lists *multiLists // on a MultiTensor backend (optim_multi.go)
 }
 
 // NewAdam makes zero moments for tensors of the given sizes.
@@ -141,9 +142,21 @@ func (a *Adam) ClipGlobalNorm(grads []Buf, limit float32) (float32, error) {
 	if err := a.B.UploadF64(a.acc, []float64{0}); err != nil {
 		return 0, err
 	}
-	for i, g := range grads {
-		if err := a.B.SumSquares(a.sizes[i], g, a.acc); err != nil {
+	l := a.multi()
+	var gt Tensors
+	if l != nil {
+		var err error
+		if gt, err = l.gradTensors(grads, a.sizes); err != nil {
 			return 0, err
+		}
+		if err := l.mt.SumSquaresMulti(gt, a.acc); err != nil {
+			return 0, err
+		}
+	} else {
+		for i, g := range grads {
+			if err := a.B.SumSquares(a.sizes[i], g, a.acc); err != nil {
+				return 0, err
+			}
 		}
 	}
 	var sq [1]float64
@@ -153,6 +166,9 @@ func (a *Adam) ClipGlobalNorm(grads []Buf, limit float32) (float32, error) {
 	norm := float32(math.Sqrt(sq[0]))
 	if limit <= 0 || norm <= limit || math.IsNaN(float64(norm)) || math.IsInf(float64(norm), 0) {
 		return norm, nil
+	}
+	if l != nil {
+		return norm, l.mt.ClipByNormMulti(gt, a.acc, limit)
 	}
 	for i, g := range grads {
 		if err := a.B.ClipByNorm(a.sizes[i], a.acc, limit, g); err != nil {
@@ -168,6 +184,17 @@ func (a *Adam) Step(params, grads []Buf, lr float32) error {
 		return fmt.Errorf("engine: %d weights and %d gradients for %d moments", len(params), len(grads), len(a.sizes))
 	}
 	a.T++
+	if l := a.multi(); l != nil {
+		gt, err := l.gradTensors(grads, a.sizes)
+		if err != nil {
+			return err
+		}
+		pt, mt, vt, err := l.paramTensors(a, params)
+		if err != nil {
+			return err
+		}
+		return l.mt.AdamMulti(a.Cfg, lr, a.T, pt, gt, mt, vt)
+	}
 	for i := range params {
 		if err := a.B.Adam(a.sizes[i], a.Cfg, lr, a.T, params[i], grads[i], a.M[i], a.V[i]); err != nil {
 			return err
@@ -178,6 +205,10 @@ func (a *Adam) Step(params, grads []Buf, lr float32) error {
 
 // Free releases the moments.
 func (a *Adam) Free() {
+	if a.lists != nil {
+		a.lists.free()
+		a.lists = nil
+	}
 	for i := range a.M {
 		a.B.Free(a.M[i])
 		a.B.Free(a.V[i])

@@ -13,6 +13,7 @@ var kernelNames = map[string]bool{
 	"relu_fwd": true, "relu_grad": true, "gelu_fwd": true, "gelu_grad": true,
 	"dropout_fwd": true, "dropout_grad": true, "transpose2d": true,
 	"adam_step": true, "sum_squares": true, "sum_parts": true, "clip_by_norm": true,
+	"adam_step_multi": true, "sum_squares_multi": true, "clip_by_norm_multi": true,
 	"layernorm_stats": true, "layernorm_fwd": true, "layernorm_grad_x": true, "layernorm_grad_gamma": true,
 	"attn_softmax": true, "attn_softmax_grad": true, "sum_to": true,
 	"embed_fwd": true, "embed_grad": true, "relbias_fwd": true, "relbias_grad": true,
