@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 ./scripts/bench_transformer.sh
 # --- end Transformer ---
 
+# --- GPT-2: scoring against PyTorch, GPT-2 medium's peak memory (scripts/bench_gpt2.sh) ---
+./scripts/bench_gpt2.sh
+# --- end GPT-2 ---
+
 # --- Splits: compounds and MCD on all SCAN commands (BENCHMARKS.md "Splits") ---
 go test ./data/split -run '^$' -bench 'MCDSCAN|CompoundsSCAN' -benchtime 1x
 # --- end Splits ---
