@@ -27,8 +27,10 @@ type MultiTensor interface {
 type Tensors any
 
 // maxGradLists bounds the gradient lists Adam keeps: one per compiled
-// program (batch shape) in use, most recently used first.
-const maxGradLists = 8
+// program (batch shape) in use, most recently used first. The models keep
+// at most 8 compiled graphs (MaxGraphs), so training never rebuilds a list
+// (two small allocations and a synchronous upload) while its program lives.
+const maxGradLists = 16
 
 // multiLists are Adam's tensor lists on a MultiTensor backend.
 type multiLists struct {
