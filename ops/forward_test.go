@@ -143,6 +143,64 @@ func TestDropoutDeterminism(t *testing.T) {
 	}
 }
 
+// TestDropoutGradFollowsForward: the backward pass multiplies by the mask
+// of the forward pass it follows, across steps and modes. The
+// finite-difference check runs one step in training mode only, so a mask
+// kept from a training pass into an evaluation pass went unseen there.
+func TestDropoutGradFollowsForward(t *testing.T) {
+	type phase struct {
+		step     uint64
+		training bool
+	}
+	for _, c := range []struct {
+		name   string
+		phases []phase
+	}{
+		{"training", []phase{{1, true}}},
+		{"next step", []phase{{1, true}, {2, true}}},
+		{"evaluation after training", []phase{{1, true}, {0, false}}},
+		{"training after evaluation", []phase{{0, false}, {3, true}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, w := randT(50, 1, 8, 16), randT(51, 1, 8, 16)
+			src := NewDropoutSource(3)
+			g := G.NewGraph()
+			xn := G.NewTensor(g, tensor.Float32, 2, G.WithShape(8, 16), G.WithValue(x), G.WithName("x"))
+			wn := G.NewTensor(g, tensor.Float32, 2, G.WithShape(8, 16), G.WithValue(w), G.WithName("w"))
+			y := G.Must(Dropout(xn, 0.5, src))
+			grads, err := G.Grad(G.Must(G.Sum(G.Must(G.HadamardProd(y, wn)))), xn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := G.NewTapeMachine(g)
+			defer m.Close()
+			for _, p := range c.phases {
+				src.SetStep(p.step)
+				src.SetTraining(p.training)
+				m.Reset()
+				if err := m.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The mask of the last forward pass is y/x (0, 2 or 1).
+			xs, ys, dx := x.Float32s(), y.Value().(*tensor.Dense).Float32s(), grads[0].Value().(*tensor.Dense).Float32s()
+			dropped := 0
+			for i := range xs {
+				mask := ys[i] / xs[i]
+				if mask == 0 {
+					dropped++
+				}
+				if want := w.Float32s()[i] * mask; dx[i] != want {
+					t.Fatalf("dx[%d] = %g, want %g (mask %g)", i, dx[i], want, mask)
+				}
+			}
+			if last := c.phases[len(c.phases)-1]; last.training != (dropped > 0) {
+				t.Fatalf("training %v, %d of %d dropped", last.training, dropped, len(xs))
+			}
+		})
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	g := G.NewGraph()
 	m := G.NewMatrix(g, tensor.Float32, G.WithShape(2, 3), G.WithName("m"))

@@ -124,6 +124,18 @@ func checkGrads(t *testing.T, c gradCase) {
 			}
 		}
 	}
+	// Ops reuse their output buffers from run to run: a backward op that
+	// accumulated into its buffer instead of overwriting it would be right
+	// on the first run, checked above, and wrong on every later one.
+	run()
+	for gi, gn := range grads {
+		for j, v := range gn.Value().(*tensor.Dense).Float32s() {
+			if v != analytic[gi][j] {
+				t.Errorf("%s[%d]: gradient %.6g on a later run, %.6g on the first", wrt[gi].Name(), j, v, analytic[gi][j])
+				break
+			}
+		}
+	}
 }
 
 func TestGradients(t *testing.T) {
@@ -147,6 +159,16 @@ func TestGradients(t *testing.T) {
 			build: func(in []*G.Node) (*G.Node, error) { return SoftmaxCrossEntropy(in[0], in[1], 0, 0.1) }},
 		{name: "cross-entropy all ignored", inputs: []*tensor.Dense{randT(9, 3, 2, 6), intT1(0, 0)}, diff: []bool{true, false},
 			build: func(in []*G.Node) (*G.Node, error) { return SoftmaxCrossEntropy(in[0], in[1], 0, 0.1) }},
+		// A loss scaled by 2.5 downstream: the backward op must scale by
+		// its incoming gradient, which is 1 when the loss is the output.
+		{name: "cross-entropy scaled", inputs: []*tensor.Dense{randT(36, 3, 4, 6), intT1(2, 0, 5, 1)}, diff: []bool{true, false},
+			build: func(in []*G.Node) (*G.Node, error) {
+				l, err := SoftmaxCrossEntropy(in[0], in[1], 0, 0.1)
+				if err != nil {
+					return nil, err
+				}
+				return G.Mul(l, G.NewConstant(float32(2.5)))
+			}},
 		{name: "cross-entropy one row", inputs: []*tensor.Dense{randT(10, 3, 1, 3), intT1(1)}, diff: []bool{true, false},
 			build: func(in []*G.Node) (*G.Node, error) { return SoftmaxCrossEntropy(in[0], in[1], -1, 0) }},
 		{name: "attention softmax mask and bias", inputs: []*tensor.Dense{randT(11, 2, 2, 2, 3, 4), mask, randT(12, 1, 1, 2, 3, 4)}, diff: []bool{true, false, true},
@@ -184,5 +206,69 @@ func TestGradients(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkGrads(t, c) })
+	}
+}
+
+// TestRowSumGradsManyRows checks the gradients summed over rows (LayerNorm's
+// gamma and beta, AddBias's bias) against float64 sums on more rows than
+// one kernels.SumChunk: the finite-difference cases above fit in the first
+// chunk, so rows lost at a chunk boundary went unseen. The largest case has
+// enough work to split the chunks across goroutines.
+func TestRowSumGradsManyRows(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n, d int
+	}{{"one chunk", 64, 7}, {"chunk and a row", 65, 7}, {"odd tail", 130, 37}, {"parallel", 300, 128}} {
+		t.Run(c.name, func(t *testing.T) {
+			n, d := c.n, c.d
+			in := []*tensor.Dense{randT(40, 3, n, d), randT(41, 1, d), randT(42, 1, d), randT(43, 1, d), randT(44, 1, n, d)}
+			g := G.NewGraph()
+			nodes := make([]*G.Node, len(in))
+			for i, v := range in {
+				nodes[i] = G.NewTensor(g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithValue(v), G.WithName(fmt.Sprint("in", i)))
+			}
+			y := G.Must(LayerNorm(nodes[0], nodes[1], nodes[2], LayerNormEps))
+			y = G.Must(AddBias(y, nodes[3]))
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(y, nodes[4])))) // dy = in[4]
+			grads, err := G.Grad(loss, nodes[:4]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := G.NewTapeMachine(g)
+			defer m.Close()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			x, gm, dy := in[0].Float32s(), in[1].Float32s(), in[4].Float32s()
+			dx, dg, db := make([]float64, n*d), make([]float64, d), make([]float64, d)
+			for r := 0; r < n; r++ {
+				var mean, vr float64
+				for j := 0; j < d; j++ {
+					mean += float64(x[r*d+j]) / float64(d)
+				}
+				for j := 0; j < d; j++ {
+					vr += (float64(x[r*d+j]) - mean) * (float64(x[r*d+j]) - mean) / float64(d)
+				}
+				rstd := 1 / math.Sqrt(vr+LayerNormEps)
+				var mg, mgx float64
+				for j := 0; j < d; j++ {
+					xh, gy := (float64(x[r*d+j])-mean)*rstd, float64(dy[r*d+j])
+					dg[j] += gy * xh
+					db[j] += gy
+					mg += gy * float64(gm[j]) / float64(d)
+					mgx += gy * float64(gm[j]) * xh / float64(d)
+				}
+				for j := 0; j < d; j++ {
+					xh := (float64(x[r*d+j]) - mean) * rstd
+					dx[r*d+j] = rstd * (float64(dy[r*d+j])*float64(gm[j]) - mg - xh*mgx)
+				}
+			}
+			// float32 sums of n rows, errors growing about like sqrt(n):
+			// measured under a tenth of this tolerance.
+			for i, want := range [][]float64{dx, dg, db, db} {
+				what := [...]string{"x", "gamma", "beta", "bias"}[i]
+				near(t, what, grads[i].Value().(*tensor.Dense).Float32s(), want, 1e-5*math.Sqrt(float64(n)))
+			}
+		})
 	}
 }
