@@ -424,30 +424,41 @@ func TestPCGAdvance(t *testing.T) {
 // TestAdamRef follows Kingma & Ba's Algorithm 1 in float64 (bias
 // corrections applied to the moments, not folded) with decoupled decay.
 func TestAdamRef(t *testing.T) {
-	n := 257
-	p := AdamParams{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9, WeightDecay: 0.01}
-	lr := float32(1e-3)
-	w, m, v := randF(21, n, 1), make([]float32, n), make([]float32, n)
-	w64, m64, v64 := make([]float64, n), make([]float64, n), make([]float64, n)
-	for i, x := range w {
-		w64[i] = float64(x)
+	for _, c := range []struct {
+		name string
+		p    AdamParams
+		lr   float32
+	}{
+		{"weight decay", AdamParams{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9, WeightDecay: 0.01}, 1e-3},
+		// eps of the gradients' size: AdamStepScalars folds it into
+		// Eps·sqrt(1-b2^t), and with eps 1e-9 an eps left unscaled passes.
+		{"large eps", AdamParams{Beta1: 0.8, Beta2: 0.999, Eps: 0.1}, 1e-2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, p, lr := 257, c.p, c.lr
+			w, m, v := randF(21, n, 1), make([]float32, n), make([]float32, n)
+			w64, m64, v64 := make([]float64, n), make([]float64, n), make([]float64, n)
+			for i, x := range w {
+				w64[i] = float64(x)
+			}
+			b1, b2 := float64(p.Beta1), float64(p.Beta2)
+			for step := 1; step <= 3; step++ {
+				g := randF(uint64(22+step), n, 1)
+				AdamRef(n, p, lr, step, w, g, m, v)
+				for i := range w64 {
+					gi := float64(g[i])
+					m64[i] = b1*m64[i] + (1-b1)*gi
+					v64[i] = b2*v64[i] + (1-b2)*gi*gi
+					mh := m64[i] / (1 - math.Pow(b1, float64(step)))
+					vh := v64[i] / (1 - math.Pow(b2, float64(step)))
+					w64[i] = w64[i]*(1-float64(lr)*float64(p.WeightDecay)) - float64(lr)*mh/(math.Sqrt(vh)+float64(p.Eps))
+				}
+			}
+			near64(t, "param", w, w64, 1e-6)
+			near64(t, "m", m, m64, 1e-6)
+			near64(t, "v", v, v64, 1e-6)
+		})
 	}
-	b1, b2 := float64(p.Beta1), float64(p.Beta2)
-	for step := 1; step <= 3; step++ {
-		g := randF(uint64(22+step), n, 1)
-		AdamRef(n, p, lr, step, w, g, m, v)
-		for i := range w64 {
-			gi := float64(g[i])
-			m64[i] = b1*m64[i] + (1-b1)*gi
-			v64[i] = b2*v64[i] + (1-b2)*gi*gi
-			mh := m64[i] / (1 - math.Pow(b1, float64(step)))
-			vh := v64[i] / (1 - math.Pow(b2, float64(step)))
-			w64[i] = w64[i]*(1-float64(lr)*float64(p.WeightDecay)) - float64(lr)*mh/(math.Sqrt(vh)+float64(p.Eps))
-		}
-	}
-	near64(t, "param", w, w64, 1e-6)
-	near64(t, "m", m, m64, 1e-6)
-	near64(t, "v", v, v64, 1e-6)
 }
 
 func TestClipRefs(t *testing.T) {
