@@ -46,6 +46,30 @@ func TestBucket(t *testing.T) {
 	}
 }
 
+// TestBucketBoundaries: distances that land exactly on a log-spaced
+// boundary, where float64 logarithms fall just below the integer (with 32
+// buckets and 128 they happen to be exact, so TestBucket cannot tell).
+func TestBucketBoundaries(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		n                    int
+		bi                   bool
+		buckets, maxDistance int
+		want                 int
+	}{
+		{"bi 18 to 128, past 16", 16, true, 18, 128, 6},        // 4 + log(4)/log(32)*5 = 4 + 2
+		{"bi 18 to 128, future 16", -16, true, 18, 128, 9 + 6}, // the other half
+		{"causal 10 to 160, past 10", 10, false, 10, 160, 6},   // 5 + log(2)/log(32)*5 = 5 + 1
+		{"causal 10 to 160, past 20", 20, false, 10, 160, 7},   // 5 + 2
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Bucket(c.n, c.bi, c.buckets, c.maxDistance); got != c.want {
+				t.Errorf("Bucket(%d, %v, %d, %d) = %d, want %d", c.n, c.bi, c.buckets, c.maxDistance, got, c.want)
+			}
+		})
+	}
+}
+
 func TestBucketsMonotone(t *testing.T) {
 	for _, bi := range []bool{true, false} {
 		prev := -1
