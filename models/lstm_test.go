@@ -108,6 +108,19 @@ func tinyLSTMWith(t *testing.T, variant string, dropout float64, edit func(*Conf
 	return m, MakeBatch(rows, 3, 1) // one all-padding row
 }
 
+// repeatedSourceBatch is tinyLSTM's batch shape with source tokens that
+// occur twice: the copy target of x (id 7, only copyable) names its first
+// position, and its probability is the attention on both positions; a
+// (id 4, also a target token) repeats too.
+func repeatedSourceBatch(m *LSTM) *Batch {
+	V := m.Cfg.TgtVocab
+	ex := []Example{
+		{Src: []int{7, 5, 7}, Tgt: []int{V + 0, 5, V + 0, EOSID}},
+		{Src: []int{4, 6, 4}, Tgt: []int{4, 6, EOSID}},
+	}
+	return MakeBatch([]*Example{&ex[0], &ex[1]}, 3, 1)
+}
+
 // amplify scales every parameter of a tiny model by 4, after giving the
 // attention bias non-zero values: at initialisation the attention is
 // nearly uniform and the gradients of attn.* are below 1e-4, under the
@@ -128,19 +141,27 @@ func amplify(m *LSTM) {
 
 func TestLSTMGradient(t *testing.T) {
 	for _, tc := range []struct {
-		variant string
-		sharp   bool // amplify, and require attn.* gradients above 1e-3
+		variant  string
+		sharp    bool // amplify, and require attn.* gradients above 1e-3
+		repeated bool // repeatedSourceBatch: a copy target at two positions
 	}{
-		{"lstm-attention", false}, {"lstm-copy", false},
-		{"lstm-attention", true}, {"lstm-copy", true},
+		{"lstm-attention", false, false}, {"lstm-copy", false, false},
+		{"lstm-attention", true, false}, {"lstm-copy", true, false},
+		{"lstm-copy", true, true},
 	} {
 		variant := tc.variant
 		name := variant
 		if tc.sharp {
 			name += "/amplified"
 		}
+		if tc.repeated {
+			name += "/repeated source"
+		}
 		t.Run(name, func(t *testing.T) {
 			m, bt := tinyLSTM(t, variant, 0)
+			if tc.repeated {
+				bt = repeatedSourceBatch(m)
+			}
 			if tc.sharp {
 				amplify(m)
 			}
@@ -176,6 +197,48 @@ func TestLSTMGradient(t *testing.T) {
 	}
 }
 
+// TestLSTMDropoutGradient checks the backward pass through the BiLSTM
+// model's dropout masks, fixed by the step, and lstm-copy's word dropout,
+// which embeds some source tokens as <unk>: TestLSTMGradient runs without
+// dropout, where the embedded ids are the source ids.
+func TestLSTMDropoutGradient(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(variant, func(t *testing.T) {
+			m, bt := tinyLSTM(t, variant, 0.3)
+			loss := func() float64 {
+				l, err := m.Loss(bt, true, 0.1, 1) // step 1 drops a source token of lstm-copy
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			loss()
+			p := m.Params()
+			grads := make([][]float32, len(p.Grads))
+			for i := range grads {
+				grads[i] = append([]float32(nil), p.Grads[i]...)
+			}
+			for i, n := range p.Names {
+				fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/40)
+			}
+			if variant != "lstm-copy" {
+				return
+			}
+			// The batch has no <unk>: its embedding gets a gradient only
+			// from word dropout, large enough for the check to see.
+			i, _ := p.Index("src_emb")
+			H := m.Cfg.Dim
+			big := 0.0
+			for _, g := range grads[i][UnkID*H : (UnkID+1)*H] {
+				big = max(big, math.Abs(float64(g)))
+			}
+			if big < 5e-3 {
+				t.Errorf("<unk> embedding: largest gradient %.2g; word dropout did not reach the check", big)
+			}
+		})
+	}
+}
+
 func TestLSTMDropoutDeterministic(t *testing.T) {
 	m, bt := tinyLSTM(t, "lstm-copy", 0.4)
 	a, _ := m.Loss(bt, true, 0, 5)
@@ -190,14 +253,19 @@ func TestLSTMDropoutDeterministic(t *testing.T) {
 }
 
 // TestLSTMLogitsMatchLoss checks that the decoding path (Encode, Logits)
-// computes the same distribution as the training path.
+// computes the same distribution as the training path, and the training
+// loss's label smoothing: (1-eps) on the target and eps spread over the V
+// target ids for lstm-attention, none for lstm-copy.
 func TestLSTMLogitsMatchLoss(t *testing.T) {
-	for _, variant := range []string{"lstm-attention", "lstm-copy", "lstm-copy/transformer"} {
+	for _, variant := range []string{"lstm-attention", "lstm-copy", "lstm-copy/transformer", "lstm-copy/repeated source"} {
 		t.Run(variant, func(t *testing.T) {
 			var m *LSTM
 			var bt *Batch
 			if name, ok := strings.CutSuffix(variant, "/transformer"); ok {
 				m, bt = tinyTEncLSTM(t, name, 0)
+			} else if name, ok := strings.CutSuffix(variant, "/repeated source"); ok {
+				m, _ = tinyLSTM(t, name, 0)
+				bt = repeatedSourceBatch(m)
 			} else {
 				m, bt = tinyLSTM(t, variant, 0)
 			}
@@ -205,7 +273,7 @@ func TestLSTMLogitsMatchLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var total float64
+			var nll, uniform float64 // sums of -log p(target) and -Σ_k log p(k)/V
 			n := 0
 			for pos := 0; pos < bt.T; pos++ {
 				lg, err := m.Logits(mem, bt.DecIn, bt.T, pos)
@@ -220,13 +288,24 @@ func TestLSTMLogitsMatchLoss(t *testing.T) {
 					}
 					row := append([]float32(nil), lg[b*v:(b+1)*v]...)
 					softmaxInPlace(row)
-					total -= math.Log(float64(row[y]))
+					nll -= math.Log(float64(row[y]))
+					if !m.Copy { // lstm-copy's rows hold impossible ids
+						for _, p := range row {
+							uniform -= math.Log(float64(p)) / float64(v)
+						}
+					}
 					n++
 				}
 			}
-			want, _ := m.Loss(bt, false, 0, 0)
-			if got := total / float64(n); math.Abs(got-want) > 1e-4 {
-				t.Errorf("decoding loss %.6f, training loss %.6f", got, want)
+			for _, eps := range []float64{0, 0.1} {
+				got := nll / float64(n)
+				if !m.Copy {
+					got = ((1-eps)*nll + eps*uniform) / float64(n)
+				}
+				want, _ := m.Loss(bt, false, eps, 0)
+				if math.Abs(got-want) > 1e-4 {
+					t.Errorf("smoothing %g: decoding loss %.6f, training loss %.6f", eps, got, want)
+				}
 			}
 		})
 	}

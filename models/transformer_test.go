@@ -75,6 +75,54 @@ func TestModelGradient(t *testing.T) {
 	}
 }
 
+// TestTransformerLossMatchesLogits: the training loss is the decoding
+// path's cross-entropy with label smoothing eps spread over all V target
+// ids. The gradient check differentiates whatever loss the graph computes,
+// so a smoothing left out of it passed there.
+func TestTransformerLossMatchesLogits(t *testing.T) {
+	for _, variant := range []string{"transformer", "relative", "sep-to-last"} {
+		t.Run(variant, func(t *testing.T) {
+			m, _, ex := tinyModel(t, variant, tinyRecords())
+			bt := MakeBatch([]*Example{&ex[0], &ex[1], &ex[2]}, 4, 4) // a padding row
+			mem, err := m.Encode(bt.Src, bt.B, bt.S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nll, uniform float64 // sums of -log p(target) and -Σ_k log p(k)/V
+			n := 0
+			for pos := 0; pos < bt.T; pos++ {
+				lg, err := m.Logits(mem, bt.DecIn, bt.T, pos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := len(lg) / bt.B
+				for b := 0; b < bt.B; b++ {
+					y := bt.Tgt[b*bt.T+pos]
+					if y == PadID {
+						continue
+					}
+					row := append([]float32(nil), lg[b*v:(b+1)*v]...)
+					softmaxInPlace(row)
+					nll -= math.Log(float64(row[y]))
+					for _, p := range row {
+						uniform -= math.Log(float64(p)) / float64(v)
+					}
+					n++
+				}
+			}
+			for _, eps := range []float64{0, 0.1} {
+				want, err := m.Loss(bt, false, eps, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ((1-eps)*nll + eps*uniform) / float64(n); math.Abs(got-want) > 1e-4 {
+					t.Errorf("smoothing %g: decoding loss %.6f, training loss %.6f", eps, got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestGraphEviction: dropping and rebuilding graphs changes nothing, dropout
 // masks included.
 func TestGraphEviction(t *testing.T) {
