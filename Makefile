@@ -22,12 +22,14 @@ ifeq ($(findstring purego,$(TAGS)),)
 endif
 
 # test-gpuemu runs the GPU path's tests (kernel parity, the engine's CUDA
-# backend) with the kernels compiled as host C++ and run by the CPU
+# backend, train/predict/finetune --device cuda against the CPU) with the
+# kernels compiled as host C++ and run by the CPU
 # emulator of build tag gpuemu (docs/cuda.md): no GPU or CUDA toolkit
 # needed, only g++.
 test-gpuemu:
-	$(GO) vet -tags gpuemu ./kernels ./engine
+	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compgen
 	$(GO) test -tags gpuemu -timeout 10m ./kernels ./engine
+	$(GO) test -tags gpuemu -timeout 5m -run 'TestDeviceCUDAEmulated' ./cmd/compgen
 
 demo: build
 	./scripts/demo.sh
