@@ -22,8 +22,8 @@
 #   PYTHON=python3     interpreter with torch
 #   TORCH_DEVICE=cuda  PyTorch's device (cpu only to try the script's plumbing)
 #   FORCE=1            write into a non-empty OUTDIR
-#   ENGINE_GEMM_MODES="tf32 fp32"  COMPGEN_GEMM values of the engine
-#                      benchmarks (add cublas to time NVIDIA's cuBLAS too)
+#   ENGINE_GEMM_MODES="tf32 cublas fp32"  COMPGEN_GEMM values of the engine
+#                      benchmarks, in order (the budget cuts the last first)
 set -uo pipefail
 # The tests choose their product kernels themselves; the runs below set it.
 unset COMPGEN_GEMM
@@ -177,15 +177,12 @@ if [ "$TORCH_DEVICE" != cpu ] && [ "$TORCH_CUDA" = 0 ]; then
 	RUN_TORCH=0
 	say "  PyTorch cannot use CUDA here (torch.cuda.is_available() is false or torch is missing): the PyTorch comparisons are skipped"
 fi
-# cuBLAS for the kernels' cuBLAS cases: the copy that pip's CUDA PyTorch
-# brings (nvidia/cublas/lib or nvidia/cu13/lib next to torch), when no
-# system one is on the loader's path.
-if [ "$RUN_TORCH" = 1 ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
-	site=$(timeout 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-	cublas_dir=
-	[ -n "$site" ] && cublas_dir=$(find "$site/nvidia" "$site/torch/lib" -name 'libcublas.so*' 2>/dev/null | sort | head -1)
-	cublas_dir=${cublas_dir%/*}
-	if [ -n "$cublas_dir" ] && [ -d "$cublas_dir" ]; then
+# cuBLAS for the COMPGEN_GEMM=cublas cases (scripts/cublas_path.sh). The
+# variable must be set here, not in a subshell.
+if [ "$RUN_TORCH" = 1 ]; then
+	. scripts/cublas_path.sh
+	cublas_dir=$(cublas_path "$PY")
+	if [ -n "$cublas_dir" ]; then
 		export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 		say "  cuBLAS for COMPGEN_GEMM=cublas cases: $cublas_dir"
 	fi
@@ -296,7 +293,7 @@ if [ -n "$QUICK" ]; then
 	say "  QUICK: the paper-size engine benchmarks are skipped (minutes per step on the emulator); kernel benchmarks run once"
 	(cd kernels && step bench-kernels 120 "$KIT/kernels.test" -test.run '^$' -test.bench 'SoftmaxCE|LayerNorm' -test.benchtime 1x)
 else
-	for mode in ${ENGINE_GEMM_MODES:-tf32 fp32}; do
+	for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do
 		(cd engine && step "bench-engine-$mode" 150 env COMPGEN_GEMM=$mode "$KIT/engine.test" -test.run '^$' \
 			-test.bench 'BenchmarkGPUTrainStep|BenchmarkGPUGPT2Score' -test.benchtime 20x)
 		GO_TRAIN[$mode]=$(metric "$OUT/bench-engine-$mode.log" BenchmarkGPUTrainStep tokens/s)
@@ -341,13 +338,13 @@ torch_line() {
 }
 say ""
 say "  Transformer training step, paper size (3+3 layers, d 256, batch 64 x 16 -> 48), tokens/s counts the 3072 target tokens of a step:"
-for mode in ${ENGINE_GEMM_MODES:-tf32 fp32}; do say "    compgen COMPGEN_GEMM=$mode          ${GO_TRAIN[$mode]:-n/a}"; done
+for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compgen COMPGEN_GEMM=$mode          ${GO_TRAIN[$mode]:-n/a}"; done
 for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-transformer-tf32-$tf.log" $tf)"; done
-say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_TRAIN[tf32]:-}" "${PY_TRAIN[on]:-}"), FP32 both $(ratio "${GO_TRAIN[fp32]:-}" "${PY_TRAIN[off]:-}")"
+say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_TRAIN[tf32]:-}" "${PY_TRAIN[on]:-}"), cuBLAS TF32 $(ratio "${GO_TRAIN[cublas]:-}" "${PY_TRAIN[on]:-}"), FP32 both $(ratio "${GO_TRAIN[fp32]:-}" "${PY_TRAIN[off]:-}")"
 say "  GPT-2 scoring, compgen: small, 32 x 32 tokens; PyTorch: $GPT2_SIZE, $GB x $GS tokens; tokens/s counts every token of a batch:"
-for mode in ${ENGINE_GEMM_MODES:-tf32 fp32}; do say "    compgen COMPGEN_GEMM=$mode          ${GO_GPT2[$mode]:-n/a}"; done
+for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compgen COMPGEN_GEMM=$mode          ${GO_GPT2[$mode]:-n/a}"; done
 for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-gpt2-tf32-$tf.log" $tf)"; done
-say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
+say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), cuBLAS TF32 $(ratio "${GO_GPT2[cublas]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
 
 # The GPT-2 small checkpoint is 500 MB: not worth bringing back.
 rm -rf "$OUT/scan" "$GPT2_DIR" "$OUT"/run-*/*.safetensors

@@ -20,6 +20,8 @@
 #
 #   COMPGEN=gpu-kit/compgen  the binary (built with -tags gpu for cuda)
 #   DEVICE=cuda        --device of every run
+#   COMPGEN_GEMM       the product kernels (docs/cuda.md); with cublas, the
+#                      cuBLAS of pip's PyTorch is found as gpu_session.sh does
 #   TASKS="length compose-different-concepts"
 #   MODELS="transformer relative relative-sep sep-full sep-to-sep-and-last sep-to-last"
 #                      (add transformer-sep for the table's second row)
@@ -118,6 +120,11 @@ if [ ! -x "$BIN" ]; then
 	exit 2
 fi
 DEVICE=${DEVICE:-cuda}
+if [ "${COMPGEN_GEMM:-}" = cublas ]; then
+	. scripts/cublas_path.sh
+	dir=$(cublas_path "${PYTHON:-python3}")
+	[ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 TASKS=${TASKS:-length compose-different-concepts}
 MODELS=${MODELS:-transformer relative relative-sep sep-full sep-to-sep-and-last sep-to-last}
 SEEDS=${SEEDS:-1 2 3}
