@@ -242,3 +242,83 @@ func contains(s []string, x string) bool {
 	}
 	return false
 }
+
+// TestAtomDistCounts checks that F_A counts every occurrence of an atom,
+// not just its presence: a(b, b) holds b twice.
+func TestAtomDistCounts(t *testing.T) {
+	ix, err := Build([]*data.Tree{mustTree(t, "a(b, b)"), mustTree(t, "b")}, CompoundConfig{MaxSize: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for id, w := range ix.AtomDist([]int{0}) {
+		got[ix.Atoms[id]] = w
+	}
+	if got["a"] != 1 || got["b"] != 2 {
+		t.Errorf("F_A(a(b, b)) = %v, want a 1, b 2", got)
+	}
+	// F_A(train) = (a 1/3, b 2/3), F_A(test) = (b 1): C_0.5 = sqrt(2/3).
+	da := Divergence(ix.AtomDist([]int{0}), ix.AtomDist([]int{1}), AtomAlpha)
+	if want := 1 - math.Sqrt(2.0/3); math.Abs(da-want) > 1e-12 {
+		t.Errorf("D_A = %v, want %v", da, want)
+	}
+}
+
+// TestWeightsAcrossOccurrences checks the two maxima of the weight on a pool
+// where a(b) occurs 4 times (MaxSize 3): 3 times inside a(b(c)) and once
+// each inside r(a(b), _), r(_, a(b)) and s(a(b)), so P(a(b(c)) | a(b)) =
+// 3/4 and every other supergraph has 1/4.
+//   - An occurrence uses its most frequent supergraph present: in s(a(b(c)))
+//     that is a(b(c)), weight 1 - 3/4 = 1/4 (not s(a(b)), 1 - 1/4).
+//   - A tree takes the largest weight of its occurrences: in
+//     r(a(b), a(b(c))) the first a(b) lies only in r(a(b), _) (weight 3/4),
+//     the second in a(b(c)) (1/4), so the tree's weight is 3/4.
+func TestWeightsAcrossOccurrences(t *testing.T) {
+	trees := []*data.Tree{mustTree(t, "a(b(c))"), mustTree(t, "r(a(b), a(b(c)))"), mustTree(t, "s(a(b(c)))")}
+	ix, err := Build(trees, CompoundConfig{MaxSize: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tree int
+		want float64
+	}{
+		{"one supergraph", 0, 0.25},
+		{"max over occurrences", 1, 0.75},
+		{"most frequent supergraph", 2, 0.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := weights(ix, tc.tree)["a(b)"]; math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("weight of a(b) in %s = %v, want %v", trees[tc.tree], got, tc.want)
+			}
+		})
+	}
+}
+
+// TestKeepHeaviestTies checks the documented tie-break: of equal total
+// weights the smaller canonical text stays, whatever the id order.
+func TestKeepHeaviestTies(t *testing.T) {
+	// Neither compound has a supergraph: both weigh 1 in total.
+	for _, tc := range []struct {
+		name  string
+		trees []string
+	}{
+		{"smaller text first", []string{"a(b)", "c(d)"}},
+		{"smaller text second", []string{"c(d)", "a(b)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var trees []*data.Tree
+			for _, s := range tc.trees {
+				trees = append(trees, mustTree(t, s))
+			}
+			ix, err := Build(trees, CompoundConfig{MaxSize: 2, Keep: 1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ix.Compounds) != 1 || ix.Compounds[0] != "a(b)" {
+				t.Errorf("kept %v, want [a(b)]", ix.Compounds)
+			}
+		})
+	}
+}

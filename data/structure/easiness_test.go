@@ -34,6 +34,19 @@ func TestEasinessSmall(t *testing.T) {
 		{"nopc", NoPC, n("g", n("y")), 1, nil},
 		// length: 2 symbols, longest training program 2 -> max(1-1, 0).
 		{"length", Length, n("g", n("y")), 0, nil},
+		// 1 symbol: 1 - 1/2.
+		{"length short", Length, n("f"), 0.5, nil},
+		// 3 symbols: 1 - 3/2 < 0 is clamped to 0.
+		{"length clamps at 0", Length, n("f", n("x", n("y"))), 0, nil},
+		// An explicit <s> root is not a program symbol: 1 - 1/2.
+		{"length ignores <s>", Length, n(Root, n("f")), 0.5, nil},
+		// pc(g, y) occurs twice but is listed once; sib(y, y) has no
+		// observed sibling structure to borrow from (0), so comes first.
+		{"repeated structure listed once", Full, n("g", n("y"), n("y")), 0, []string{"sib(y, y)", "pc(g, y)"}},
+		// Three unobserved structures of easiness 0 (zz and aa are new):
+		// ties are listed by text, not by symbol id (zz was interned first),
+		// so the listing does not depend on what was scored before.
+		{"ties by text", Full, n("f", n("zz"), n("aa")), 0, []string{"pc(f, aa)", "pc(f, zz)", "sib(zz, aa)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -144,5 +157,35 @@ func TestNoSimNeverAboveFull(t *testing.T) {
 				t.Fatalf("easiness %v out of range", e)
 			}
 		}
+	}
+}
+
+// TestEasinessLastSlot checks that BestSim tries replacing every symbol of
+// a structure, the last included. Train p(a), p(b), z(q(a)): sim(q, p) =
+// mean(parents {z} vs {<s>} 0, children {a} vs {a, b} 1/2) = 1/4; sim(b, a)
+// = parents {p} vs {p, q} = 1/2. For the unobserved pc(q, b), replacing q
+// gives the observed pc(p, b) at 1/4 and replacing b gives pc(q, a) at
+// 1/2, so the easiness is 1/2.
+func TestEasinessLastSlot(t *testing.T) {
+	train := []*data.Tree{n("p", n("a")), n("p", n("b")), n("z", n("q", n("a")))}
+	for _, tc := range []struct {
+		name string
+		test *data.Tree
+		want float64
+	}{
+		{"child replaced", n("z", n("q", n("b"))), 0.5},
+		// pc(z, p): replacing z finds pc(<s>, p) with sim(z, <s>) = 0;
+		// replacing p finds pc(z, q) with sim(p, q) = 1/4.
+		{"other child replaced", n("z", n("p", n("a"))), 0.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Train(train, DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Score([]*data.Tree{tc.test})[0].Easiness; math.Abs(got-tc.want) > 1e-6 {
+				t.Errorf("easiness %v want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -80,6 +80,63 @@ func TestExtractFig2(t *testing.T) {
 	}
 }
 
+// TestExtractFan checks the sibling shapes of Fig. 6 on r(a, b, c, d), whose
+// four children give every sibling run up to sib4: that 3-LS stops at three
+// nodes, and which shapes the NOSIB and NOPC ablations keep (psib3 and gpsib
+// use both edge kinds).
+func TestExtractFan(t *testing.T) {
+	fan := n("r", n("a"), n("b"), n("c"), n("d"))
+	pc := []string{"pc(<s>, r)", "pc(r, a)", "pc(r, b)", "pc(r, c)", "pc(r, d)",
+		"pc2(<s>, r, a)", "pc2(<s>, r, b)", "pc2(<s>, r, c)", "pc2(<s>, r, d)"}
+	sib := []string{"sib(a, b)", "sib(b, c)", "sib(c, d)", "sib3(a, b, c)", "sib3(b, c, d)", "sib4(a, b, c, d)"}
+	both := []string{"psib(r, a, b)", "psib(r, b, c)", "psib(r, c, d)", "psib3(r, a, b, c)", "psib3(r, b, c, d)",
+		"gpsib(<s>, r, a, b)", "gpsib(<s>, r, b, c)", "gpsib(<s>, r, c, d)"}
+	for _, tc := range []struct {
+		name string
+		size int
+		k    Kinds
+		want []string
+	}{
+		{"4-LS", 4, Both, append(append(slices.Clone(pc), sib...), both...)},
+		{"3-LS", 3, Both, []string{"pc(<s>, r)", "pc(r, a)", "pc(r, b)", "pc(r, c)", "pc(r, d)",
+			"pc2(<s>, r, a)", "pc2(<s>, r, b)", "pc2(<s>, r, c)", "pc2(<s>, r, d)",
+			"sib(a, b)", "sib(b, c)", "sib(c, d)", "sib3(a, b, c)", "sib3(b, c, d)",
+			"psib(r, a, b)", "psib(r, b, c)", "psib(r, c, d)"}},
+		{"4-LS-nosib", 4, ParentChild, pc},
+		{"4-LS-nopc", 4, Siblings, sib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			if got := extractAll(fan, tc.size, tc.k); !slices.Equal(got, want) {
+				t.Fatalf("\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+// TestJaccard checks |A∩B| / |A∪B| where the union differs from the larger
+// set (a max-based overlap would give 1/2 for the first case).
+func TestJaccard(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b []int32
+		want float64
+	}{
+		{"one shared of three", []int32{1, 2}, []int32{2, 3}, 1.0 / 3},
+		{"subset", []int32{1, 2}, []int32{1, 2, 3}, 2.0 / 3},
+		{"disjoint", []int32{1}, []int32{2}, 0},
+		{"one side empty", nil, []int32{2}, 0},
+		{"identical", []int32{1, 4}, []int32{1, 4}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := jaccard(tc.a, tc.b); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("got %v want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestGraphRootNotDoubled(t *testing.T) {
 	syms := NewSymbols()
 	g := NewGraph(n(Root, n("a")), syms)
