@@ -84,8 +84,19 @@ func TestAUC(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := AUC([]float64{1, 2}, []bool{true, true}); err == nil {
-		t.Fatal("one class accepted")
+	for _, tc := range []struct {
+		name   string
+		labels []bool
+	}{
+		{"all positive", []bool{true, true}},
+		{"all negative", []bool{false, false}},
+		{"empty", []bool{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := AUC(make([]float64, len(tc.labels)), tc.labels); err == nil {
+				t.Fatal("one class accepted")
+			}
+		})
 	}
 	if _, _, err := AUC([]float64{math.NaN(), 2}, []bool{true, false}); err == nil {
 		t.Fatal("NaN accepted")
@@ -102,13 +113,46 @@ func TestPearson(t *testing.T) {
 		{"linear", []float64{1, 2, 3}, []float64{2, 4, 6}, 1, false},
 		{"anti", []float64{1, 2, 3}, []float64{3, 2, 1}, -1, false},
 		{"hand", []float64{1, 2, 3, 4}, []float64{1, 3, 2, 4}, 0.8, false},
-		{"constant", []float64{1, 1, 1}, []float64{1, 2, 3}, 0, true},
+		{"constant x", []float64{1, 1, 1}, []float64{1, 2, 3}, 0, true},
+		{"constant y", []float64{1, 2, 3}, []float64{5, 5, 5}, 0, true},
+		{"lengths differ", []float64{1, 2, 3}, []float64{1, 2}, 0, true},
 		{"one point", []float64{1}, []float64{1}, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Pearson(tc.x, tc.y)
 			if (err != nil) != tc.err || math.Abs(got-tc.want) > 1e-12 {
 				t.Fatalf("got %v err %v", got, err)
+			}
+		})
+	}
+}
+
+// TestAccuracies uses a matrix with more examples than models, so dividing
+// by the model count instead of the example count shows.
+func TestAccuracies(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cols [][]bool
+		want []float64
+	}{
+		// 2 models, 4 examples: 3/4 and 1/4 right.
+		{"4 examples, 2 models", [][]bool{{true, true, true, false}, {false, false, true, false}}, []float64{0.75, 0.25}},
+		// 3 models, 1 example.
+		{"1 example, 3 models", [][]bool{{true}, {false}, {true}}, []float64{1, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewMatrix(tc.cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.Accuracies()
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v want %v", got, tc.want)
+			}
+			for j := range got {
+				if math.Abs(got[j]-tc.want[j]) > 1e-12 {
+					t.Fatalf("got %v want %v", got, tc.want)
+				}
 			}
 		})
 	}
