@@ -145,8 +145,10 @@ func TestMethodsInvariants(t *testing.T) {
 			}
 			s := statsOf(pool, ix, a, AnonSCAN)
 			r, _ := Random(len(pool), sizes, data.NewRand(1))
-			if rs := statsOf(pool, ix, r, AnonSCAN); *s.CompoundDivergence <= *rs.CompoundDivergence {
-				t.Errorf("tmcd D_C %.4f not above random %.4f", *s.CompoundDivergence, *rs.CompoundDivergence)
+			// The swaps roughly double D_C here (0.185 against 0.094); a
+			// search whose D_C bookkeeping is off barely moves it.
+			if rs := statsOf(pool, ix, r, AnonSCAN); *s.CompoundDivergence < *rs.CompoundDivergence+0.05 {
+				t.Errorf("tmcd D_C %.4f not 0.05 above random %.4f", *s.CompoundDivergence, *rs.CompoundDivergence)
 			}
 		}},
 		{"likelihood", true, func(s uint64) (Assignment, error) {
