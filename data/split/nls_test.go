@@ -48,6 +48,7 @@ func TestNLSInvariants(t *testing.T) {
 		{"2-LS-nosib", NLSConfig{N: 2, NoSib: true, MaxTestTemplates: 0.3, Tau: 1}},
 		{"2-LS-nosib-half", NLSConfig{N: 2, NoSib: true, Half: true, MaxTestTemplates: 0.3, Tau: 1}},
 		{"3-LS max 3", NLSConfig{N: 3, MaxTestTemplates: 0.3, Tau: 1, MaxSplits: 3}},
+		{"2-LS tau 0.5", NLSConfig{N: 2, MaxTestTemplates: 0.3, Tau: 0.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			splits, err := NLS(trees, tc.cfg, data.NewRand(5), nil)
@@ -136,6 +137,93 @@ func checkNLSSplit(t *testing.T, trees []*data.Tree, cfg NLSConfig, sp NLSSplit)
 	}
 	if sp.Easiness > cfg.Tau {
 		t.Fatalf("easiness %v above tau", sp.Easiness)
+	}
+	checkNLSThreshold(t, trees, cfg, sp)
+}
+
+// checkNLSThreshold checks the threshold rule of §6.1: every held-out
+// structure but the seed has similarity above the threshold to the seed;
+// without Half, they are all such structures of the pool; and no lower
+// candidate threshold (0 or a similarity to the seed) gives a valid split.
+func checkNLSThreshold(t *testing.T, trees []*data.Tree, cfg NLSConfig, sp NLSSplit) {
+	t.Helper()
+	all, _ := structure.Train(trees, cfg.model())
+	cx := all.Contexts()
+	byText := map[string]structure.Structure{}
+	perTree := make([]map[string]bool, len(trees))
+	for i, tr := range trees {
+		perTree[i] = map[string]bool{}
+		for _, s := range all.Structures(all.Graph(tr)) {
+			f := s.Format(all.Symbols())
+			byText[f] = s
+			perTree[i][f] = true
+		}
+	}
+	seed := byText[sp.Seed]
+	held := func(th float64) []string {
+		out := []string{sp.Seed}
+		for f, s := range byText {
+			if f != sp.Seed && cx.StructureSim(seed, s) > th {
+				out = append(out, f)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, h := range sp.HeldOut {
+		if h != sp.Seed && !(cx.StructureSim(seed, byText[h]) > sp.Threshold) {
+			t.Fatalf("split %s: held-out %s has similarity %v <= threshold %v", sp.Seed, h, cx.StructureSim(seed, byText[h]), sp.Threshold)
+		}
+	}
+	if cfg.Half {
+		return
+	}
+	if got := held(sp.Threshold); !slices.Equal(got, sp.HeldOut) {
+		t.Fatalf("split %s at threshold %v: held out %v, want %v", sp.Seed, sp.Threshold, sp.HeldOut, got)
+	}
+	valid := func(h []string) bool {
+		isTest := make([]bool, len(trees))
+		nTest := 0
+		for i := range trees {
+			for _, s := range h {
+				if perTree[i][s] {
+					isTest[i] = true
+					nTest++
+					break
+				}
+			}
+		}
+		if nTest == 0 || nTest == len(trees) {
+			return false
+		}
+		trainSyms := map[string]bool{}
+		tmpl, testTmpl := map[string]bool{}, map[string]bool{}
+		for i, tr := range trees {
+			tmpl[tr.String()] = true
+			if isTest[i] {
+				testTmpl[tr.String()] = true
+			} else {
+				tr.Walk(func(n *data.Tree) { trainSyms[n.Label] = true })
+			}
+		}
+		ok := float64(len(testTmpl))/float64(len(tmpl)) <= cfg.MaxTestTemplates
+		for i, tr := range trees {
+			if isTest[i] {
+				tr.Walk(func(n *data.Tree) { ok = ok && trainSyms[n.Label] })
+			}
+		}
+		return ok
+	}
+	lower := []float64{0}
+	for _, s := range byText {
+		if v := cx.StructureSim(seed, s); v > 0 && v < 1 {
+			lower = append(lower, v)
+		}
+	}
+	for _, th := range lower {
+		if th < sp.Threshold && valid(held(th)) {
+			t.Fatalf("split %s: threshold %v, but the lower %v already gives a valid split", sp.Seed, sp.Threshold, th)
+		}
 	}
 }
 
