@@ -269,34 +269,7 @@ func TestLSTMLogitsMatchLoss(t *testing.T) {
 			} else {
 				m, bt = tinyLSTM(t, variant, 0)
 			}
-			mem, err := m.Encode(bt.Src, bt.B, bt.S)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var nll, uniform float64 // sums of -log p(target) and -Σ_k log p(k)/V
-			n := 0
-			for pos := 0; pos < bt.T; pos++ {
-				lg, err := m.Logits(mem, bt.DecIn, bt.T, pos)
-				if err != nil {
-					t.Fatal(err)
-				}
-				v := len(lg) / bt.B
-				for b := 0; b < bt.B; b++ {
-					y := bt.Tgt[b*bt.T+pos]
-					if y == PadID {
-						continue
-					}
-					row := append([]float32(nil), lg[b*v:(b+1)*v]...)
-					softmaxInPlace(row)
-					nll -= math.Log(float64(row[y]))
-					if !m.Copy { // lstm-copy's rows hold impossible ids
-						for _, p := range row {
-							uniform -= math.Log(float64(p)) / float64(v)
-						}
-					}
-					n++
-				}
-			}
+			nll, uniform, n := teacherForcedLosses(t, m, bt, !m.Copy) // lstm-copy's rows hold impossible ids
 			for _, eps := range []float64{0, 0.1} {
 				got := nll / float64(n)
 				if !m.Copy {

@@ -84,32 +84,7 @@ func TestTransformerLossMatchesLogits(t *testing.T) {
 		t.Run(variant, func(t *testing.T) {
 			m, _, ex := tinyModel(t, variant, tinyRecords())
 			bt := MakeBatch([]*Example{&ex[0], &ex[1], &ex[2]}, 4, 4) // a padding row
-			mem, err := m.Encode(bt.Src, bt.B, bt.S)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var nll, uniform float64 // sums of -log p(target) and -Σ_k log p(k)/V
-			n := 0
-			for pos := 0; pos < bt.T; pos++ {
-				lg, err := m.Logits(mem, bt.DecIn, bt.T, pos)
-				if err != nil {
-					t.Fatal(err)
-				}
-				v := len(lg) / bt.B
-				for b := 0; b < bt.B; b++ {
-					y := bt.Tgt[b*bt.T+pos]
-					if y == PadID {
-						continue
-					}
-					row := append([]float32(nil), lg[b*v:(b+1)*v]...)
-					softmaxInPlace(row)
-					nll -= math.Log(float64(row[y]))
-					for _, p := range row {
-						uniform -= math.Log(float64(p)) / float64(v)
-					}
-					n++
-				}
-			}
+			nll, uniform, n := teacherForcedLosses(t, m, bt, true)
 			for _, eps := range []float64{0, 0.1} {
 				want, err := m.Loss(bt, false, eps, 0)
 				if err != nil {
