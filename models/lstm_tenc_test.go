@@ -35,10 +35,7 @@ func TestLSTMTransformerEncoderGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := m.Params()
-			grads := make([][]float32, len(p.Grads))
-			for i := range grads {
-				grads[i] = append([]float32(nil), p.Grads[i]...)
-			}
+			grads := snapshotGrads(p)
 			checked := 0
 			for i, n := range p.Names {
 				if strings.HasPrefix(n, "enc") || n == "src_emb" {
@@ -66,10 +63,7 @@ func TestLSTMTransformerEncoderDropoutGradient(t *testing.T) {
 	}
 	loss()
 	p := m.Params()
-	grads := make([][]float32, len(p.Grads))
-	for i := range grads {
-		grads[i] = append([]float32(nil), p.Grads[i]...)
-	}
+	grads := snapshotGrads(p)
 	for i, n := range p.Names {
 		if strings.HasPrefix(n, "enc") || n == "src_emb" {
 			fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/20)

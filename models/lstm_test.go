@@ -70,6 +70,16 @@ func TestLSTMCellGradient(t *testing.T) {
 	}
 }
 
+// snapshotGrads copies p's gradients, which the finite-difference checks'
+// loss evaluations overwrite.
+func snapshotGrads(p *Params) [][]float32 {
+	grads := make([][]float32, len(p.Grads))
+	for i := range grads {
+		grads[i] = append([]float32(nil), p.Grads[i]...)
+	}
+	return grads
+}
+
 // tinyVocab has source tokens a b c x and target tokens a b y: x is only
 // copyable, y only generable.
 func tinyVocab() *Vocab {
@@ -177,10 +187,7 @@ func TestLSTMGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := m.Params()
-			grads := make([][]float32, len(p.Grads))
-			for i := range grads {
-				grads[i] = append([]float32(nil), p.Grads[i]...)
-			}
+			grads := snapshotGrads(p)
 			for i, n := range p.Names {
 				fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/40)
 				if tc.sharp && strings.HasPrefix(n, "attn.") {
@@ -214,10 +221,7 @@ func TestLSTMDropoutGradient(t *testing.T) {
 			}
 			loss()
 			p := m.Params()
-			grads := make([][]float32, len(p.Grads))
-			for i := range grads {
-				grads[i] = append([]float32(nil), p.Grads[i]...)
-			}
+			grads := snapshotGrads(p)
 			for i, n := range p.Names {
 				fdCheck(t, n, p.Data(i), grads[i], loss, 1+len(grads[i])/40)
 			}

@@ -48,10 +48,7 @@ func TestModelGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := m.Params()
-			grads := make([][]float32, len(p.Grads))
-			for i := range grads {
-				grads[i] = append([]float32(nil), p.Grads[i]...)
-			}
+			grads := snapshotGrads(p)
 			const h = 2e-3
 			for i, name := range p.Names {
 				w := p.Data(i)
