@@ -109,9 +109,14 @@ if [ $# -ne 1 ]; then
 	echo "usage: scripts/shi_table1.sh OUTDIR   (or: scripts/shi_table1.sh summary OUTDIR)" >&2
 	exit 2
 fi
+# OUTDIR and COMPGEN are relative to where the script is called from; the
+# script then works from the repository root.
+mkdir -p "$1" || exit 1
+OUT=$(cd "$1" && pwd)
+BIN=${COMPGEN:-}
+[ -n "$BIN" ] && [ "${BIN#/}" = "$BIN" ] && BIN=$PWD/$BIN
 cd "$(dirname "$0")/.."
-OUT=$1
-BIN=${COMPGEN:-gpu-kit/compgen}
+BIN=${BIN:-$PWD/gpu-kit/compgen}
 if [ ! -x "$BIN" ] && [ -f "$BIN.gz" ]; then
 	gzip -dc "$BIN.gz" >"$BIN" && chmod +x "$BIN"
 fi
@@ -135,7 +140,6 @@ TEST=${TEST:-10000}
 BUDGET_S=${BUDGET_S:-540}
 MIN_RUN_S=${MIN_RUN_S:-60}
 SCRATCH=${SCRATCH:-${TMPDIR:-/tmp}}
-mkdir -p "$OUT" || exit 1
 T0=$SECONDS
 done_runs=0 skipped=0 failed=0
 for seed in $SEEDS; do
