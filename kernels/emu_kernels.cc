@@ -47,7 +47,7 @@ const emu::Entry table[] = {
     EMU_ENTRY(argmax_rows),
     EMU_ENTRY(topk_rows),
     EMU_ENTRY(layernorm_stats),
-    EMU_PLAIN(layernorm_fwd),
+    EMU_ENTRY(layernorm_fwd),
     EMU_ENTRY(layernorm_grad_x),
     EMU_PLAIN(layernorm_grad_gamma),
     EMU_ENTRY(attn_softmax),

@@ -241,11 +241,7 @@ func (d *Device) LayerNorm(n, dd int, eps float32, x, gamma, beta, y Buf) error 
 	if err := needAll("layernorm params", dd, gamma, beta); err != nil {
 		return err
 	}
-	st, err := d.layerNormStats(n, dd, eps, x)
-	if err != nil {
-		return err
-	}
-	return d.launch("layernorm_fwd", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, st, x, gamma, beta, y)
+	return d.launch("layernorm_fwd", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, eps, x, gamma, beta, y)
 }
 
 // LayerNormGradX is LayerNormGradXRef.
@@ -256,11 +252,7 @@ func (d *Device) LayerNormGradX(n, dd int, eps float32, x, gamma, dy, dx Buf) er
 	if err := need("layernorm grad gamma", gamma, dd); err != nil {
 		return err
 	}
-	st, err := d.layerNormStats(n, dd, eps, x)
-	if err != nil {
-		return err
-	}
-	return d.launch("layernorm_grad_x", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, st, x, gamma, dy, dx)
+	return d.launch("layernorm_grad_x", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, eps, x, gamma, dy, dx)
 }
 
 // LayerNormGradGamma is LayerNormGradGammaRef.

@@ -2,12 +2,11 @@
 // ref_norm.go. Row statistics accumulate in float64 as ops does.
 #include "common.cuh"
 
-// layernorm_stats writes mean and rstd of each row to stats [N, 2]; one
-// block per row.
-extern "C" __global__ void layernorm_stats(int n, int d, float eps, const float* x, float* stats) {
-  __shared__ double sh[32];
-  int r = blockIdx.x;
-  const float* row = x + (long long)r * d;
+// row_stats returns a row's mean and rstd to every thread of its block (the
+// block's threads all call it), accumulated in float64 as ops does and
+// rounded to float32 as the stats buffer holds them.
+__device__ __forceinline__ void row_stats(const float* row, int d, float eps, double* sh, float* mean,
+                                          float* rstd) {
   double s = 0;
   for (int j = threadIdx.x; j < d; j += blockDim.x) s += (double)row[j];
   double m = block_sum_d(s, sh) / d;
@@ -17,29 +16,46 @@ extern "C" __global__ void layernorm_stats(int n, int d, float eps, const float*
     q += dv * dv;
   }
   q = block_sum_d(q, sh);
+  *mean = (float)m;
+  *rstd = (float)(1 / sqrt(q / d + (double)eps));
+}
+
+// layernorm_stats writes mean and rstd of each row to stats [N, 2]; one
+// block per row. Only the gamma gradient, which walks columns, needs them
+// stored: the forward pass and the input gradient, one block per row,
+// compute their row's stats themselves, one launch each instead of two.
+extern "C" __global__ void layernorm_stats(int n, int d, float eps, const float* x, float* stats) {
+  __shared__ double sh[32];
+  int r = blockIdx.x;
+  float mean, rstd;
+  row_stats(x + (long long)r * d, d, eps, sh, &mean, &rstd);
   if (threadIdx.x == 0) {
-    stats[2 * r] = (float)m;
-    stats[2 * r + 1] = (float)(1 / sqrt(q / d + (double)eps));
+    stats[2 * r] = mean;
+    stats[2 * r + 1] = rstd;
   }
 }
 
-extern "C" __global__ void layernorm_fwd(int n, int d, const float* stats, const float* x, const float* gamma,
+extern "C" __global__ void layernorm_fwd(int n, int d, float eps, const float* x, const float* gamma,
                                          const float* beta, float* y) {
+  __shared__ double sh[32];
   int r = blockIdx.x;
-  float mean = stats[2 * r], rstd = stats[2 * r + 1];
   const float* row = x + (long long)r * d;
+  float mean, rstd;
+  row_stats(row, d, eps, sh, &mean, &rstd);
   float* yr = y + (long long)r * d;
   for (int j = threadIdx.x; j < d; j += blockDim.x) yr[j] = (row[j] - mean) * rstd * gamma[j] + beta[j];
 }
 
 // layernorm_grad_x: one block per row; the two row sums are block
 // reductions (order differs from the reference's column order).
-extern "C" __global__ void layernorm_grad_x(int n, int d, const float* stats, const float* x, const float* gamma,
+extern "C" __global__ void layernorm_grad_x(int n, int d, float eps, const float* x, const float* gamma,
                                             const float* dy, float* dx) {
+  __shared__ double shd[32];
   __shared__ float sh[32];
   int r = blockIdx.x;
-  float mean = stats[2 * r], rstd = stats[2 * r + 1];
   const float* row = x + (long long)r * d;
+  float mean, rstd;
+  row_stats(row, d, eps, shd, &mean, &rstd);
   const float* dyr = dy + (long long)r * d;
   float sg = 0, sgx = 0;
   for (int j = threadIdx.x; j < d; j += blockDim.x) {
