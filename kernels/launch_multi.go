@@ -19,9 +19,6 @@ type Tensors struct {
 	offs  Buf // [n+1] int64: tensor t is elements offs[t] to offs[t+1] of the concatenation
 }
 
-// Len returns the number of tensors.
-func (t Tensors) Len() int { return t.n }
-
 // NewTensors uploads the pointers of bufs and their lengths in 4-byte
 // elements (sizes). The buffers must outlive the list; FreeTensors frees it.
 func (d *Device) NewTensors(bufs []Buf, sizes []int) (Tensors, error) {
