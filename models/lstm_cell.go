@@ -1,7 +1,7 @@
 package models
 
 import (
-	"compgen/vecmath"
+	"compgen/kernels"
 
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
@@ -58,64 +58,9 @@ func lstmForward(w, b []float32, in, H int, x, hPrev, cPrev, mask []float32) (h,
 
 // lstmGates turns the pre-activations z [N, 4H] into the gates in place
 // and writes the new h, c and tanh(c) [N, H]; rows with mask 0 copy
-// h_prev and c_prev.
+// h_prev and c_prev (kernels.LSTMGatesRef, which the GPU runs too).
 func lstmGates(z, hPrev, cPrev, mask, h, c, tanhC []float32, H int) {
-	n := len(hPrev) / H
-	vecmath.LSTMGates(z, H)
-	for r := 0; r < n; r++ {
-		zr := z[r*4*H : (r+1)*4*H]
-		zi, zf, zg := zr[:H], zr[H:2*H], zr[2*H:3*H]
-		cp, tr := cPrev[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
-		for k := range tr {
-			tr[k] = zf[k]*cp[k] + zi[k]*zg[k]
-		}
-	}
-	copy(c, tanhC) // the new cells, before padding rows take c_prev back
-	vecmath.TanhSlice(tanhC)
-	for r := 0; r < n; r++ {
-		hr, cr, tr := h[r*H:(r+1)*H], c[r*H:(r+1)*H], tanhC[r*H:(r+1)*H]
-		if mask != nil && mask[r] == 0 {
-			copy(hr, hPrev[r*H:(r+1)*H])
-			copy(cr, cPrev[r*H:(r+1)*H])
-			continue
-		}
-		zo := z[r*4*H+3*H : (r+1)*4*H]
-		for k, t := range tr {
-			hr[k] = zo[k] * t
-		}
-	}
-}
-
-// lstmGatesBack is the step's backward pass up to z: from dh, dc [N, H] it
-// writes dz [N, 4H] and dcPrev, and sets dhPrev to dh on padding rows and
-// to 0 elsewhere (the caller adds dz·W_hhᵀ).
-func lstmGatesBack(gates, tanhC, cPrev, mask, dh, dc, dz, dhPrev, dcPrev []float32, H int) {
-	n := len(dh) / H
-	for r := 0; r < n; r++ {
-		dzr := dz[r*4*H : (r+1)*4*H]
-		dhr, dcr := dh[r*H:(r+1)*H], dc[r*H:(r+1)*H]
-		dhp, dcp := dhPrev[r*H:(r+1)*H], dcPrev[r*H:(r+1)*H]
-		if mask != nil && mask[r] == 0 {
-			clear(dzr)
-			copy(dhp, dhr)
-			copy(dcp, dcr)
-			continue
-		}
-		clear(dhp)
-		g := gates[r*4*H : (r+1)*4*H]
-		gi, gf, gg, gO := g[:H], g[H:2*H], g[2*H:3*H], g[3*H:]
-		di, df, dg, dO := dzr[:H], dzr[H:2*H], dzr[2*H:3*H], dzr[3*H:]
-		tc, cp := tanhC[r*H:(r+1)*H], cPrev[r*H:(r+1)*H]
-		for k := range dhr {
-			i, f, gk, o, t := gi[k], gf[k], gg[k], gO[k], tc[k]
-			dcn := dcr[k] + dhr[k]*o*(1-t*t)
-			di[k] = dcn * gk * i * (1 - i)
-			df[k] = dcn * cp[k] * f * (1 - f)
-			dg[k] = dcn * i * (1 - gk*gk)
-			dO[k] = dhr[k] * t * o * (1 - o)
-			dcp[k] = dcn * f
-		}
-	}
+	kernels.LSTMGatesRef(len(hPrev)/H, H, z, hPrev, cPrev, mask, h, c, tanhC)
 }
 
 // backward takes the gradients dh, dc of the step's outputs, adds the
@@ -125,7 +70,7 @@ func (st *lstmStep) backward(w, dW, dB []float32, dh, dc []float32) (dx, dhPrev,
 	n, in, H := st.n, st.in, st.h
 	dz := make([]float32, n*4*H)                                // [N, 4H]
 	dhPrev, dcPrev = make([]float32, n*H), make([]float32, n*H) // [N, H]
-	lstmGatesBack(st.gates, st.tanhC, st.cPrev, st.mask, dh, dc, dz, dhPrev, dcPrev, H)
+	kernels.LSTMGatesBackRef(n, H, st.gates, st.tanhC, st.cPrev, st.mask, dh, make([]float32, n*H), dc, dz, dhPrev, dcPrev)
 	gemm(true, false, in+H, 4*H, n, 1, st.xh, dz, 1, dW) // [In+H, 4H]
 	colSums(dz, dB)
 	dxh := make([]float32, n*(in+H)) // [N, In+H]

@@ -1,5 +1,7 @@
 package models
 
+import "compgen/kernels"
+
 // lstmRun is one LSTM layer run over a whole sequence in one direction.
 // Everything is stored time-major in one buffer per quantity (row t*N+r),
 // so the input projection, the weight gradients and the input gradients
@@ -104,7 +106,6 @@ func (run *lstmRun) backward(w, dW, dB []float32, dhs [][]float32) [][]float32 {
 	dz := make([]float32, N*4*H)                           // [T*N, 4H]
 	dh, dc := make([]float32, n*H), make([]float32, n*H)   // [N, H] from the later step
 	dhP, dcP := make([]float32, n*H), make([]float32, n*H) // [N, H] to the earlier step
-	g := make([]float32, n*H)                              // [N, H]
 	for k := T - 1; k >= 0; k-- {
 		t := k
 		if run.rev {
@@ -114,11 +115,8 @@ func (run *lstmRun) backward(w, dW, dB []float32, dhs [][]float32) [][]float32 {
 		if run.masks != nil {
 			m = run.masks[t]
 		}
-		for j, v := range dhs[t] {
-			g[j] = dh[j] + v
-		}
 		dzt := run.at(dz, t, 4*H)
-		lstmGatesBack(run.at(run.gates, t, 4*H), run.at(run.tanhC, t, H), run.state(run.cs, t), m, g, dc, dzt, dhP, dcP, H)
+		kernels.LSTMGatesBackRef(n, H, run.at(run.gates, t, 4*H), run.at(run.tanhC, t, H), run.state(run.cs, t), m, dhs[t], dh, dc, dzt, dhP, dcP)
 		if k > 0 {
 			gemm(false, true, n, H, 4*H, 1, dzt, whh, 1, dhP) // [N, H] += dz·W_hhᵀ
 		}
