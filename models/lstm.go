@@ -189,6 +189,11 @@ func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
 	return m, nil
 }
 
+// wordDropRand is the random source of lstm-copy's word dropout at step.
+func wordDropRand(seed uint64, step int) *rand.Rand {
+	return data.SubRand(seed, "dropout/"+strconv.Itoa(step))
+}
+
 // forgetBias starts the forget gates at 1 (Jozefowicz et al. 2015) so
 // that early gradients flow through time.
 func forgetBias(H int) func([]float32) {
@@ -208,11 +213,13 @@ func (m *LSTM) Loss(bt *Batch, train bool, eps float64, step int) (float64, erro
 		return 0, err
 	}
 	m.cache = nil // the weights may change
-	var rng *rand.Rand
+	f := &lstmPass{m: m, keepAttU: train}
 	if train && m.Cfg.Dropout > 0 {
-		rng = data.SubRand(m.seed, "dropout/"+strconv.Itoa(step))
+		f.drop, f.step = true, step
+		if m.Copy {
+			f.rng = wordDropRand(m.seed, step)
+		}
 	}
-	f := &lstmPass{m: m, rng: rng, keepAttU: train}
 	srcLen := rowLengths(bt.Src, bt.B, bt.S)
 	f.encode(bt.Src, bt.B, bt.S, srcLen)
 	rows := make([]int, bt.B*bt.T) // every decoder position is a query row

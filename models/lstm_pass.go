@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"compgen/kernels"
 	"compgen/vecmath"
 )
 
@@ -11,8 +12,10 @@ import (
 // what its backward pass needs. Sequences are time-major inside the
 // recurrences (xs[t] [B, In]) and batch-major for attention (row b*T+t).
 type lstmPass struct {
-	m   *LSTM
-	rng *rand.Rand // dropout masks; nil: no dropout
+	m    *LSTM
+	rng  *rand.Rand // lstm-copy's word dropout; nil: none
+	drop bool       // dropout on (training)
+	step int        // the training step, which picks the dropout masks
 
 	B, S, T int
 	src     []int // [B*S]
@@ -56,20 +59,43 @@ type lstmPass struct {
 // while training (only when dropout is on).
 const copyUnkRate = 0.1
 
-func (f *lstmPass) dropout(x []float32) []float32 {
-	if f.rng == nil {
+// Dropout sites: each names one mask per training step, drawn by
+// kernels.DropoutRef from the model's seed, the site and the step, so the
+// engine's kernels (models/engine_lstm.go) draw the same masks. Masks over
+// a sequence cover its time-major buffer [T*B, width] in one draw.
+const (
+	dropSrcEmb = 0    // source embeddings [S*B, H]
+	dropEncIn  = 1000 // + l: inputs of encoder layer l > 0 [S*B, 2H]
+	dropTgtEmb = 2000 // decoder input embeddings [T*B, H]
+	dropDecIn  = 3000 // + l: inputs of decoder layer l > 0 [T*B, H]
+	dropOut    = 4000 // [h; ctx] of every decoder position, time-major [T*B, H+W]
+	dropTEnc   = 5000 // + 4l + k: the Transformer encoder's four sites of layer l
+)
+
+// dropout applies site's mask to x in place and returns the mask (nil
+// when dropout is off).
+func (f *lstmPass) dropout(site int, x []float32) []float32 {
+	if !f.drop {
 		return nil
 	}
-	p := f.m.Cfg.Dropout
-	scale := float32(1 / (1 - p))
 	mask := make([]float32, len(x))
-	for i := range x {
-		if f.rng.Float64() >= p {
-			mask[i] = scale
-		}
-		x[i] *= mask[i]
-	}
+	p := kernels.DropoutParams{P: float32(f.m.Cfg.Dropout), Seed: f.m.seed, ID: site, Step: uint64(f.step)}
+	kernels.DropoutRef(len(x), p, x, x, mask)
 	return mask
+}
+
+// splitRows cuts a time-major buffer (or mask) into its n steps; a nil
+// buffer gives n nil steps.
+func splitRows(buf []float32, n int) [][]float32 {
+	out := make([][]float32, n)
+	if buf == nil {
+		return out
+	}
+	w := len(buf) / n
+	for t := range out {
+		out[t] = buf[t*w : (t+1)*w : (t+1)*w]
+	}
+	return out
 }
 
 func applyMask(dx, mask []float32) {
@@ -106,11 +132,10 @@ func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
 		return
 	}
 	masks := make([][]float32, S)
-	xs := make([][]float32, S)
-	f.srcDrop = make([][]float32, S)
+	xall := make([]float32, S*B*H) // [S*B, H] time-major
+	xs := splitRows(xall, S)
 	for t := 0; t < S; t++ {
 		masks[t] = make([]float32, B)
-		xs[t] = make([]float32, B*H) // [B, H]
 		for b := 0; b < B; b++ {
 			if t < srcLen[b] {
 				masks[t][b] = 1
@@ -118,8 +143,8 @@ func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
 			id := f.embIDs[b*S+t]
 			copy(xs[t][b*H:(b+1)*H], emb[id*H:(id+1)*H])
 		}
-		f.srcDrop[t] = f.dropout(xs[t])
 	}
+	f.srcDrop = splitRows(f.dropout(dropSrcEmb, xall), S)
 	in := H
 	f.encRuns = make([][2]*lstmRun, len(m.enc))
 	f.encInDrop = make([][][]float32, len(m.enc))
@@ -127,19 +152,16 @@ func (f *lstmPass) encode(src []int, B, S int, srcLen []int) {
 		hf, rf := runLSTM(m.p.Data(c[0].w), m.p.Data(c[0].b), in, H, xs, masks, false)
 		hb, rb := runLSTM(m.p.Data(c[1].w), m.p.Data(c[1].b), in, H, xs, masks, true)
 		f.encRuns[l] = [2]*lstmRun{rf, rb}
-		next := make([][]float32, S)
+		nextAll := make([]float32, S*B*2*H) // [S*B, 2H] time-major
+		next := splitRows(nextAll, S)
 		for t := 0; t < S; t++ {
-			next[t] = make([]float32, B*2*H) // [B, 2H]
 			for b := 0; b < B; b++ {
 				copy(next[t][b*2*H:], hf[t][b*H:(b+1)*H])
 				copy(next[t][b*2*H+H:], hb[t][b*H:(b+1)*H])
 			}
 		}
 		if l+1 < len(m.enc) {
-			f.encInDrop[l+1] = make([][]float32, S)
-			for t := range next {
-				f.encInDrop[l+1][t] = f.dropout(next[t])
-			}
+			f.encInDrop[l+1] = splitRows(f.dropout(dropEncIn+l+1, nextAll), S)
 		}
 		xs, in = next, 2*H
 	}
@@ -164,10 +186,9 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 	f.T, f.rows = T, rows
 	f.decIDs = make([]int, B*T)
 	emb := m.p.Data(m.tgtEmb)
-	xs := make([][]float32, T)
-	f.tgtDrop = make([][]float32, T)
+	xall := make([]float32, T*B*H) // [T*B, H] time-major
+	xs := splitRows(xall, T)
 	for t := 0; t < T; t++ {
-		xs[t] = make([]float32, B*H) // [B, H]
 		for b := 0; b < B; b++ {
 			id := decIn[b*T+t]
 			if id >= V {
@@ -176,8 +197,8 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 			f.decIDs[b*T+t] = id
 			copy(xs[t][b*H:(b+1)*H], emb[id*H:(id+1)*H])
 		}
-		f.tgtDrop[t] = f.dropout(xs[t])
 	}
+	f.tgtDrop = splitRows(f.dropout(dropTgtEmb, xall), T)
 	f.tgtX = xs
 	f.decRuns = make([]*lstmRun, len(m.dec))
 	f.decInDrop = make([][][]float32, len(m.dec))
@@ -186,9 +207,10 @@ func (f *lstmPass) decode(decIn []int, T int, rows []int) {
 		f.decRuns[l] = run
 		if l+1 < len(m.dec) {
 			f.decInDrop[l+1] = make([][]float32, T)
-			for t := range hs {
-				hs[t] = append([]float32(nil), hs[t]...) // keep the cached copy intact
-				f.decInDrop[l+1][t] = f.dropout(hs[t])
+			if f.drop {
+				all := append([]float32(nil), run.hs...) // [T*B, H]; keeps the run's states intact
+				f.decInDrop[l+1] = splitRows(f.dropout(dropDecIn+l+1, all), T)
+				hs = splitRows(all, T)
 			}
 		}
 		xs = hs
@@ -252,7 +274,7 @@ func (f *lstmPass) attendOutput() {
 			}
 		}
 	}
-	f.oDrop = f.dropout(f.o)
+	f.dropOutput()
 	f.logits = make([]float32, R*V) // [R, V]
 	ob := m.p.Data(m.outB)
 	for r := 0; r < R; r++ {
@@ -275,6 +297,31 @@ func (f *lstmPass) attendOutput() {
 			z += v * gw[i]
 		}
 		f.pgen[r] = vecmath.Sigmoid(z)
+	}
+}
+
+// dropOutput applies dropout to o, whose rows are every decoder position
+// (training) in batch-major order, with the mask of their time-major order.
+func (f *lstmPass) dropOutput() {
+	if !f.drop {
+		f.oDrop = nil
+		return
+	}
+	B, T, R := f.B, f.T, len(f.rows)
+	if R != B*T {
+		panic("lstm: dropout on a subset of the decoder positions")
+	}
+	O := len(f.o) / R
+	tm := make([]float32, R*O) // [T*B, H+W]
+	at := func(row int) int { return (row%T)*B + row/T }
+	for r, row := range f.rows {
+		copy(tm[at(row)*O:(at(row)+1)*O], f.o[r*O:(r+1)*O])
+	}
+	mask := f.dropout(dropOut, tm)
+	f.oDrop = make([]float32, R*O) // [R, H+W]
+	for r, row := range f.rows {
+		copy(f.o[r*O:(r+1)*O], tm[at(row)*O:(at(row)+1)*O])
+		copy(f.oDrop[r*O:(r+1)*O], mask[at(row)*O:(at(row)+1)*O])
 	}
 }
 

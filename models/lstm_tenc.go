@@ -195,7 +195,7 @@ func (f *lstmPass) encodeTransformer() {
 		}
 	}
 	f.tenc = &tEncCache{layers: make([]tLayerCache, len(e.layers))}
-	f.tenc.layers[0].embDropout = f.dropout(x)
+	f.tenc.layers[0].embDropout = f.dropout(dropTEnc, x)
 	for li, l := range e.layers {
 		c := &f.tenc.layers[li]
 		c.y0, c.ln0 = layerNormFwd(x, m.p.Data(l.ln0[0]), m.p.Data(l.ln0[1]), D)
@@ -204,7 +204,7 @@ func (f *lstmPass) encodeTransformer() {
 		c.v = f.linearFwd(c.y0, l.wv, l.bv, D, D) // [N, D]
 		c.att, c.probs = f.selfAttention(c.q, c.k, c.v, e.heads)
 		a := f.linearFwd(c.att, l.wo, l.bo, D, D) // [N, D]
-		c.drop0 = f.dropout(a)
+		c.drop0 = f.dropout(dropTEnc+4*li+1, a)
 		for i := range x {
 			x[i] += a[i]
 		}
@@ -213,9 +213,9 @@ func (f *lstmPass) encodeTransformer() {
 		for i, v := range c.hid {
 			c.hid[i] = max(v, 0)
 		}
-		c.hidDrop = f.dropout(c.hid)
+		c.hidDrop = f.dropout(dropTEnc+4*li+2, c.hid)
 		o := f.linearFwd(c.hid, l.w2, l.b2, e.mlp, D) // [N, D]
-		c.drop1 = f.dropout(o)
+		c.drop1 = f.dropout(dropTEnc+4*li+3, o)
 		for i := range x {
 			x[i] += o[i]
 		}
