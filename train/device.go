@@ -8,32 +8,51 @@ import (
 )
 
 // EngineSupported says why cfg's model cannot run on package engine's
-// executor, or nil when it can. Only the Transformer family compiles to
-// engine programs: the LSTM models are hand-written passes, not Gorgonia
-// graphs, and the double I/O encoder's extra inputs are not part of the
-// graph views the engine reads.
+// executor, or nil when it can. The Transformer family compiles to engine
+// programs and the LSTM models run their passes as kernel calls
+// (models.EngineLSTM); the LSTM models' Transformer encoder and the double
+// I/O encoder have no engine path.
 func EngineSupported(cfg models.Config) error {
 	switch {
-	case models.IsLSTM(cfg.Variant):
-		return fmt.Errorf("model %s has no engine (GPU) path yet: the LSTM models run on the CPU only (use --device cpu)", cfg.Variant)
+	case models.IsLSTM(cfg.Variant) && cfg.Encoder == models.EncoderTransformer:
+		return fmt.Errorf("model %s with --encoder transformer has no engine (GPU) path yet (use --device cpu)", cfg.Variant)
 	case cfg.DoubleIO():
 		return fmt.Errorf("--io-encoder double has no engine (GPU) path yet (use --device cpu)")
 	}
 	return nil
 }
 
+// engineTrainer is a model training on a backend: models.EngineModel
+// (Transformers) or models.EngineLSTM.
+type engineTrainer interface {
+	models.Seq2Seq
+	// Step is one training step: loss, clipping and Adam on the backend.
+	Step(bt *models.Batch, eps float64, step int, clip, lr float64) (loss, norm float64, err error)
+	// Adam holds the moments on the backend.
+	Adam() *engine.Adam
+	// Download copies the weights into the host model.
+	Download() error
+	// Close frees the backend memory.
+	Close()
+}
+
 // newEngineTrainer uploads m's weights and opt's moments and step count
 // to be. Called after the weights are final (initialised, loaded or
 // resumed), since the backend keeps its own copy from then on.
-func newEngineTrainer(m models.Seq2Seq, cfg models.Config, be engine.Backend, opt *Adam) (*models.EngineModel, error) {
+func newEngineTrainer(m models.Seq2Seq, cfg models.Config, be engine.Backend, opt *Adam) (engineTrainer, error) {
 	if err := EngineSupported(cfg); err != nil {
 		return nil, err
 	}
-	tf, ok := m.(*models.Transformer)
-	if !ok {
+	var em engineTrainer
+	var err error
+	switch mm := m.(type) {
+	case *models.Transformer:
+		em, err = models.NewEngineTrainer(mm, be, opt.Cfg)
+	case *models.LSTM:
+		em, err = models.NewEngineLSTMTrainer(mm, be, opt.Cfg)
+	default:
 		return nil, fmt.Errorf("model %s (%T) has no engine path", cfg.Variant, m)
 	}
-	em, err := models.NewEngineTrainer(tf, be, opt.Cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", be.Name(), err)
 	}
@@ -46,7 +65,7 @@ func newEngineTrainer(m models.Seq2Seq, cfg models.Config, be engine.Backend, op
 
 // syncHost copies the backend's weights, Adam moments and step count into
 // the host model and opt, so a checkpoint saves what the backend trained.
-func syncHost(em *models.EngineModel, opt *Adam) error {
+func syncHost(em engineTrainer, opt *Adam) error {
 	if err := em.Download(); err != nil {
 		return fmt.Errorf("download weights: %w", err)
 	}
@@ -64,14 +83,21 @@ func (r *Run) UseBackend(be engine.Backend) (release func(), err error) {
 	if err := EngineSupported(r.Config.Model); err != nil {
 		return nil, err
 	}
-	tf, ok := r.Model.(*models.Transformer)
-	if !ok {
-		return nil, fmt.Errorf("model %s (%T) has no engine path", r.Config.Model.Variant, r.Model)
+	switch m := r.Model.(type) {
+	case *models.Transformer:
+		em, err := models.NewEngineModel(m, be)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", be.Name(), err)
+		}
+		r.Model = em
+		return func() { em.Close(); r.Model = m }, nil
+	case *models.LSTM:
+		em, err := models.NewEngineLSTM(m, be)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", be.Name(), err)
+		}
+		r.Model = em
+		return func() { em.Close(); r.Model = m }, nil
 	}
-	em, err := models.NewEngineModel(tf, be)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", be.Name(), err)
-	}
-	r.Model = em
-	return func() { em.Close(); r.Model = tf }, nil
+	return nil, fmt.Errorf("model %s (%T) has no engine path", r.Config.Model.Variant, r.Model)
 }

@@ -196,7 +196,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	var eng *models.EngineModel // nil: the TapeMachine path
+	var eng engineTrainer // nil: the TapeMachine path
 	eval := m
 	if o.Backend != nil {
 		if eng, err = newEngineTrainer(m, cfg.Model, o.Backend, opt); err != nil {

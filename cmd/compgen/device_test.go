@@ -75,6 +75,12 @@ func sameJSONL(t *testing.T, want, got string, skip ...string) {
 
 func sameRows(t *testing.T, got string, w, g []map[string]any) {
 	t.Helper()
+	sameRowsTol(t, got, w, g, devTol)
+}
+
+// sameRowsTol is sameRows with numbers compared within tol, relative.
+func sameRowsTol(t *testing.T, got string, w, g []map[string]any, tol float64) {
+	t.Helper()
 	if len(w) != len(g) || len(w) == 0 {
 		t.Fatalf("%s: %d lines, want %d", got, len(g), len(w))
 	}
@@ -88,7 +94,7 @@ func sameRows(t *testing.T, got string, w, g []map[string]any) {
 			gf, gok := gv.(float64)
 			switch {
 			case wok && gok:
-				if !near(wf, gf, devTol) {
+				if !near(wf, gf, tol) {
 					t.Errorf("%s line %d %s: %v, want %v", got, i+1, k, gf, wf)
 				}
 			default:
@@ -226,6 +232,9 @@ func TestDeviceRefused(t *testing.T) {
 	lstm := filepath.Join(dir, "lstm")
 	mustRun(t, "train", "--model", "lstm-attention", "--train", data, "--out", lstm, "--steps", "2", "--dim", "8", "--layers", "1",
 		"--max-src", "8", "--max-tgt", "10", "--batch", "4", "--bucket-width", "4")
+	tenc := filepath.Join(dir, "tenc")
+	mustRun(t, "train", "--model", "lstm-copy", "--encoder", "transformer", "--train", data, "--out", tenc, "--steps", "2", "--dim", "8",
+		"--layers", "1", "--encoder-heads", "2", "--max-src", "8", "--max-tgt", "10", "--batch", "4", "--bucket-width", "4")
 	out := filepath.Join(dir, "out")
 	cases := []struct {
 		name string
@@ -234,11 +243,11 @@ func TestDeviceRefused(t *testing.T) {
 	}{
 		{"train bad device", []string{"train", "--train", data, "--out", out, "--device", "tpu"}, "want cpu, cuda or cuda:N"},
 		{"train bad ordinal", []string{"train", "--train", data, "--out", out, "--device", "cuda:x"}, "cuda:N"},
-		{"train lstm", []string{"train", "--model", "lstm-copy", "--train", data, "--out", out, "--device", engineCPU}, "LSTM"},
+		{"train lstm transformer encoder", []string{"train", "--model", "lstm-copy", "--encoder", "transformer", "--train", data, "--out", out, "--device", engineCPU}, "--encoder transformer"},
 		{"train io double", []string{"train", "--io-encoder", "double", "--train", data, "--out", out, "--device", engineCPU}, "double"},
 		{"predict bad device", []string{"predict", "--run", lstm, "--in", data, "--out", out, "--device", "gpu"}, "want cpu"},
-		{"predict lstm", []string{"predict", "--run", lstm, "--in", data, "--out", out, "--device", engineCPU}, "LSTM"},
-		{"finetune lstm", []string{"finetune", "--run", lstm, "--data", data, "--out", out, "--device", engineCPU}, "LSTM"},
+		{"predict lstm transformer encoder", []string{"predict", "--run", tenc, "--in", data, "--out", out, "--device", engineCPU}, "--encoder transformer"},
+		{"finetune lstm transformer encoder", []string{"finetune", "--run", tenc, "--data", data, "--out", out, "--device", engineCPU}, "--encoder transformer"},
 	}
 	if !engine.CUDABuilt {
 		for _, cmd := range [][]string{

@@ -14,6 +14,7 @@ import (
 	"compgen/blas"
 	"compgen/data"
 	"compgen/engine"
+	"compgen/models"
 	"compgen/train"
 )
 
@@ -79,6 +80,12 @@ of every model on that device.`, stderr)
 		cfgs[i] = runConfig()
 		if err := cfgs[i].Model.ApplyVariant(strings.TrimSpace(n)); err != nil {
 			return usagef("run: %v", err)
+		}
+		if models.IsLSTM(cfgs[i].Model.Variant) {
+			// The experiment's sizes are shared; an LSTM model's
+			// Transformer encoder (--encoder transformer) takes its
+			// default heads unless --encoder-heads says otherwise.
+			cfgs[i].Model.EncoderHeads = models.LSTMDefaultConfig(cfgs[i].Model.Variant).EncoderHeads
 		}
 		if err := tf.apply(fs, &cfgs[i]); err != nil {
 			return err

@@ -61,7 +61,7 @@ func TestRunDeviceRefused(t *testing.T) {
 	}{
 		{"bad device", []string{"--device", "tpu"}, "want cpu, cuda or cuda:N"},
 		{"bad ordinal", []string{"--device", "cuda:x"}, "cuda:N"},
-		{"lstm on engine", []string{"--models", "transformer,lstm-copy", "--device", engineCPU}, "LSTM"},
+		{"lstm transformer encoder on engine", []string{"--models", "lstm-copy", "--encoder", "transformer", "--device", engineCPU}, "--encoder transformer"},
 	}
 	if !engine.CUDABuilt {
 		cases = append(cases, struct {
