@@ -8,6 +8,7 @@
 #include "gather.cu"
 #include "gemm.cu"
 #include "loss.cu"
+#include "lstm.cu"
 #include "norm.cu"
 
 #include "emu_launch.h"
@@ -53,6 +54,14 @@ const emu::Entry table[] = {
     EMU_ENTRY(attn_softmax),
     EMU_ENTRY(attn_softmax_grad),
     EMU_PLAIN(sum_to),
+    EMU_PLAIN(lstm_gates),
+    EMU_PLAIN(lstm_gates_back),
+    EMU_ENTRY(add_attn),
+    EMU_PLAIN(add_attn_back_q),
+    EMU_PLAIN(add_attn_back_k),
+    EMU_ENTRY(copy_loss),
+    EMU_PLAIN(copy2d),
+    EMU_PLAIN(fill_f32),
 };
 }  // namespace
 

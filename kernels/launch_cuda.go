@@ -20,6 +20,8 @@ var kernelNames = map[string]bool{
 	"ce_rows": true, "ce_reduce": true, "ce_count": true, "ce_grad": true,
 	"log_softmax": true, "logprob_at": true, "argmax_rows": true, "topk_rows": true,
 	"gemm_tf32": true, "gemm_f32": true,
+	"lstm_gates": true, "lstm_gates_back": true, "add_attn": true, "add_attn_back_q": true,
+	"add_attn_back_k": true, "copy_loss": true, "copy2d": true, "fill_f32": true,
 }
 
 // need reports a buffer shorter than n 4-byte elements.
