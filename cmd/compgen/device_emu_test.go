@@ -53,3 +53,40 @@ func TestDeviceCUDAEmulated(t *testing.T) {
 	mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftGPU, "--device", "cuda")
 	sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), tol, noise...)
 }
+
+// TestDeviceCUDAEmulatedLSTM runs both LSTM models' train, predict (greedy
+// and beam) and finetune with --device cuda on the kernel emulator against
+// their CPU runs: the recurrent kernels (kernels/lstm.cu) inside the
+// commands, FP32 products.
+func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
+	t.Setenv("COMPGEN_GEMM", "fp32")
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	for _, model := range []string{"lstm-attention", "lstm-copy"} {
+		t.Run(model, func(t *testing.T) {
+			dir := t.TempDir()
+			cpu, gpu := filepath.Join(dir, "cpu"), filepath.Join(dir, "cuda")
+			mustRun(t, lstmTrainArgs(data, cpu, "cpu", model, "6")...)
+			out, errs, code := runCLI(t, lstmTrainArgs(data, gpu, "cuda", model, "6")...)
+			if code != 0 {
+				t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
+			}
+			if !strings.Contains(errs, "engine executor on cuda:0") || !strings.Contains(out, "tokens/s") {
+				t.Errorf("train does not name the device or report tokens/s:\n%s\n%s", out, errs)
+			}
+			sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), lstmDevTol, "tokens_per_s")
+			for _, f := range []string{"model.safetensors", "optim.safetensors"} {
+				sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), lstmWeightTol)
+			}
+			for _, beam := range []string{"1", "3"} {
+				want, got := filepath.Join(dir, "p-cpu-"+beam), filepath.Join(dir, "p-cuda-"+beam)
+				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", want, "--beam", beam)
+				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--beam", beam, "--device", "cuda")
+				sameJSONLTol(t, want, got, lstmDevTol)
+			}
+			ftCPU, ftGPU := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-cuda")
+			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftCPU)
+			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftGPU, "--device", "cuda")
+			sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), lstmWeightTol)
+		})
+	}
+}
