@@ -12,6 +12,8 @@
 #   d. a short SCAN training run on cuda (TF32 and FP32 products) and on the
 #      CPU from the same seed: loss columns side by side, max relative gap;
 #      the TF32 run again, whose weights must be the first's byte for byte
+#   e. short SCAN runs of lstm-attention and lstm-copy on cuda (FP32
+#      products) and on the CPU from the same seed, compared the same way
 #
 # A failing or hanging step never stops the script: each runs under its own
 # timeout, cut further so that the whole stays within BUDGET_S seconds.
@@ -204,6 +206,15 @@ LOSS+=(--model transformer --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --
 step gen-scan 60 "$KIT/compgen" gen scan --task length --seed 1 --out "$OUT/scan" "${GEN[@]}"
 # The CPU run leaves two cores to the GPU steps' host threads.
 bg loss-cpu 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cpu" --device cpu
+if [ "$QUICK" = 1 ]; then
+	LSTM=(--layers 1 --dim 16 --batch 8 --steps 4 --eval-every 2 --eval-limit 2)
+else
+	LSTM=(--layers 2 --dim 128 --batch 32 --steps 100 --eval-every 50 --eval-limit 16)
+fi
+LSTM+=(--dropout 0.1 --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/valid.jsonl")
+for model in lstm-attention lstm-copy; do
+	bg "lstm-cpu-$model" 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LSTM[@]}" --model "$model" --out "$OUT/run-cpu-$model" --device cpu
+done
 GPT2_DIR=$OUT/gpt2-$GPT2_SIZE
 [ "$RUN_TORCH" = 1 ] && bg gpt2-checkpoint 200 "$PY" scripts/gpt2_reference.py random-checkpoint "$GPT2_DIR" --size "$GPT2_SIZE"
 
@@ -235,49 +246,17 @@ if step loss-cuda-tf32-again 120 env COMPGEN_GEMM=tf32 "$KIT/compgen" train "${L
 	fi
 fi
 wait_bg loss-cpu
-"$PY" - "$OUT/run-cpu" "$OUT/run-cuda-tf32" "$OUT/run-cuda-fp32" <<'EOF' 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
-import json, os, sys
+"$PY" scripts/loss_compare.py "$OUT/run-cpu" "cuda tf32=$OUT/run-cuda-tf32" "cuda fp32=$OUT/run-cuda-fp32" 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
 
-def rows(run):
-    out = {}
-    path = os.path.join(run, "metrics.jsonl")
-    if not os.path.exists(path):
-        return None
-    for line in open(path):
-        r = json.loads(line)
-        for k in ("loss", "grad_norm", "dev_loss"):
-            if k in r:
-                out[(r["step"], k)] = r[k]
-    return out
-
-cpu, runs = rows(sys.argv[1]), [("cuda tf32", rows(sys.argv[2])), ("cuda fp32", rows(sys.argv[3]))]
-if cpu is None:
-    print("  no CPU metrics: nothing to compare")
-    sys.exit(0)
-names = [n for n, r in runs if r is not None]
-print("  %6s %-9s %12s" % ("step", "metric", "cpu") + "".join(" %12s %9s" % (n, "rel diff") for n in names))
-worst = {n: {} for n in names}
-for key in sorted(cpu):
-    line = "  %6d %-9s %12.6f" % (key[0], key[1], cpu[key])
-    for n, r in runs:
-        if r is None:
-            continue
-        if key not in r:
-            line += " %12s %9s" % ("-", "-")
-            continue
-        d = abs(r[key] - cpu[key]) / max(abs(cpu[key]), 1e-12)
-        worst[n][key[1]] = max(worst[n].get(key[1], 0.0), d)
-        line += " %12.6f %9.2e" % (r[key], d)
-    print(line)
-for n, r in runs:
-    if r is None:
-        print(f"  {n}: no metrics (the run failed; see its log)")
-        continue
-    if not worst[n]:
-        print(f"  {n}: no logged step in common with the CPU run (see its log)")
-        continue
-    print(f"  max relative difference, {n} vs cpu: " + ", ".join(f"{k} {v:.2e}" for k, v in sorted(worst[n].items())))
-EOF
+# ---- e. the LSTM models on cuda against cpu (the CPU run is in the background) ----
+say ""
+say "== e. SCAN lstm-attention and lstm-copy, cuda against cpu, same seed (elapsed $(elapsed) s)"
+say "  compgen train ${LSTM[*]}"
+for model in lstm-attention lstm-copy; do
+	step "lstm-cuda-$model" 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LSTM[@]}" --model "$model" --out "$OUT/run-cuda-$model" --device cuda
+	wait_bg "lstm-cpu-$model"
+	"$PY" scripts/loss_compare.py "$OUT/run-cpu-$model" "$model cuda fp32=$OUT/run-cuda-$model" 2>&1 | tee "$OUT/loss-compare-$model.txt" | tee -a "$SUM"
+done
 
 # ---- c. benchmarks ----
 say ""
