@@ -228,8 +228,8 @@ type devArena struct {
 	off    int // next free element in it
 }
 
-// arenaChunk is the smallest chunk, in floats (64 MiB).
-const arenaChunk = 16 << 20
+// arenaChunk is the smallest chunk, in floats (16 MiB).
+const arenaChunk = 4 << 20
 
 func (a *devArena) reset() { a.cur, a.off = 0, 0 }
 
