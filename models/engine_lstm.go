@@ -169,8 +169,16 @@ func (e *EngineLSTM) pass(bt *Batch, train bool, eps float64, step int) (float64
 		return 0, fmt.Errorf("engine lstm: decoder: %w", err)
 	}
 	loss, err := f.lossFwd(float32(eps))
-	if err != nil || !train || f.count == 0 {
+	if err != nil || !train {
 		return loss, err
+	}
+	if f.count == 0 { // nothing to learn from: zero gradients, as on the CPU
+		for i, g := range e.grads {
+			if err := e.b.Fill(e.w.Sizes[i], 0, g); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
 	}
 	if err := f.backward(); err != nil {
 		return 0, fmt.Errorf("engine lstm: backward: %w", err)

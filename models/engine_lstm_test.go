@@ -244,3 +244,31 @@ func TestEngineLSTMRefusesTransformerEncoder(t *testing.T) {
 		t.Fatal("NewEngineLSTM accepted a Transformer encoder")
 	}
 }
+
+// TestEngineLSTMNoTargets: a batch whose targets are all padding has loss
+// 0 and zero gradients on both paths (no stale gradients of an earlier
+// batch, no panic).
+func TestEngineLSTMNoTargets(t *testing.T) {
+	m, bt := engineLSTMCase(t, 4)
+	e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Loss(bt, true, 0, 1); err != nil { // leaves non-zero gradients
+		t.Fatal(err)
+	}
+	empty := *bt
+	empty.Tgt = make([]int, len(bt.Tgt))
+	for name, s := range map[string]Seq2Seq{"cpu": m, "engine": e} {
+		l, err := s.Loss(&empty, true, 0, 2)
+		if err != nil || l != 0 {
+			t.Fatalf("%s: loss %v, %v; want 0", name, l, err)
+		}
+		for i, g := range m.Params().Grads {
+			if maxAbs(g) != 0 {
+				t.Fatalf("%s: %s has non-zero gradients", name, m.Params().Names[i])
+			}
+		}
+	}
+}

@@ -230,7 +230,9 @@ func (m *LSTM) Loss(bt *Batch, train bool, eps float64, step int) (float64, erro
 	loss := f.loss(bt.Tgt, float32(eps), train)
 	if train {
 		m.p.ZeroGrads()
-		f.backward()
+		if f.dLogits != nil { // nil: no target counted, zero gradients
+			f.backward()
+		}
 	}
 	return loss, nil
 }
