@@ -114,13 +114,13 @@ func AddAttnRef(r, s, h, nb int, q, keys, va []float32, srcLen []int32, att []fl
 			}
 			a[j] = e
 		}
-		softmaxRow(a[:n])
+		SoftmaxRowRef(a[:n])
 	}
 }
 
-// softmaxRow is the recurrent models' float32 softmax in place: the
+// SoftmaxRowRef is the recurrent models' float32 softmax in place: the
 // exponentials in float64, rounded, then summed in float32.
-func softmaxRow(x []float32) {
+func SoftmaxRowRef(x []float32) {
 	if len(x) == 0 {
 		return
 	}
@@ -191,7 +191,7 @@ func CopyLossRef(r, v, s, n int, ignore int32, logits, zg, att, match []float32,
 			continue
 		}
 		copy(p, logits[i*v:(i+1)*v])
-		softmaxRow(p)
+		SoftmaxRowRef(p)
 		pg := vecmath.Sigmoid(zg[i])
 		var gen, cm float32
 		if int(y) < v {

@@ -66,10 +66,9 @@ func newEngineLSTM(m *LSTM, b engine.Backend, c *ops.AdamConfig) (*EngineLSTM, e
 		return nil, err
 	}
 	p := m.Params()
-	vals := make([][]float32, len(p.Names))
+	vals := p.AllData()
 	sizes := make([]int, len(p.Names))
 	for i := range p.Names {
-		vals[i] = p.Data(i)
 		sizes[i] = len(vals[i])
 	}
 	e := &EngineLSTM{m: m, b: rb, work: devArena{b: rb}, dec: devArena{b: rb}}
@@ -187,14 +186,7 @@ func (e *EngineLSTM) pass(bt *Batch, train bool, eps float64, step int) (float64
 }
 
 // Download copies the trained weights into the model's Params.
-func (e *EngineLSTM) Download() error {
-	p := e.m.Params()
-	vals := make([][]float32, len(p.Names))
-	for i := range vals {
-		vals[i] = p.Data(i)
-	}
-	return e.w.Download(vals)
-}
+func (e *EngineLSTM) Download() error { return e.w.Download(e.m.Params().AllData()) }
 
 // Close frees the backend memory.
 func (e *EngineLSTM) Close() {

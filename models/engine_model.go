@@ -37,11 +37,7 @@ type engineProg struct {
 // NewEngineModel uploads m's weights to b, for evaluation and decoding.
 func NewEngineModel(m *Transformer, b engine.Backend) (*EngineModel, error) {
 	p := m.Params()
-	vals := make([][]float32, len(p.Names))
-	for i := range p.Names {
-		vals[i] = p.Data(i)
-	}
-	w, err := engine.NewWeights(b, p.Names, vals)
+	w, err := engine.NewWeights(b, p.Names, p.AllData())
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +48,9 @@ func NewEngineModel(m *Transformer, b engine.Backend) (*EngineModel, error) {
 // for Step.
 func NewEngineTrainer(m *Transformer, b engine.Backend, c ops.AdamConfig) (*EngineModel, error) {
 	p := m.Params()
-	vals := make([][]float32, len(p.Names))
+	vals := p.AllData()
 	sizes := make([]int, len(p.Names))
 	for i := range p.Names {
-		vals[i] = p.Data(i)
 		sizes[i] = len(vals[i])
 	}
 	w, err := engine.NewWeights(b, p.Names, vals)
@@ -258,14 +253,7 @@ func (t *EngineModel) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, e
 
 // Download copies the trained weights into the model's Params (before
 // evaluating with the model, or saving a checkpoint).
-func (t *EngineModel) Download() error {
-	p := t.m.Params()
-	vals := make([][]float32, len(p.Names))
-	for i := range vals {
-		vals[i] = p.Data(i)
-	}
-	return t.w.Download(vals)
-}
+func (t *EngineModel) Download() error { return t.w.Download(t.m.Params().AllData()) }
 
 // Close frees the backend memory.
 func (t *EngineModel) Close() {

@@ -350,23 +350,7 @@ func attScores(a, qb, keys, va, u []float32) {
 	}
 }
 
-func softmaxInPlace(x []float32) {
-	if len(x) == 0 {
-		return
-	}
-	mx := x[0]
-	for _, v := range x {
-		mx = max(mx, v)
-	}
-	var s float32
-	for i, v := range x {
-		x[i] = float32(math.Exp(float64(v - mx)))
-		s += x[i]
-	}
-	for i := range x {
-		x[i] /= s
-	}
-}
+func softmaxInPlace(x []float32) { kernels.SoftmaxRowRef(x) }
 
 // copyMatch calls fn for each source position of row b whose token the
 // extended target id y stands for (see LSTM).

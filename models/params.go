@@ -42,6 +42,16 @@ func (p *Params) Add(name string, shape tensor.Shape, init func(w []float32)) in
 // Data is the backing slice of parameter i.
 func (p *Params) Data(i int) []float32 { return p.Values[i].Data().([]float32) }
 
+// AllData is every parameter's backing slice, in order (uploading to a
+// backend and downloading from it).
+func (p *Params) AllData() [][]float32 {
+	vals := make([][]float32, len(p.Names))
+	for i := range vals {
+		vals[i] = p.Data(i)
+	}
+	return vals
+}
+
 // Index finds a parameter by name.
 func (p *Params) Index(name string) (int, bool) {
 	i, ok := p.index[name]
