@@ -40,6 +40,17 @@ func engineLSTMCase(t *testing.T, i int) (*LSTM, *Batch) {
 	return m, bt
 }
 
+// cpuEngineLSTM puts m on the engine's CPU backend for the test.
+func cpuEngineLSTM(t *testing.T, m *LSTM) *EngineLSTM {
+	t.Helper()
+	e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
 // closeTo reports whether got is within tol of want, relative to the
 // larger of scale and |want|.
 func closeTo(got, want, scale, tol float64) bool {
@@ -61,11 +72,7 @@ func TestEngineLSTMLossAndGradients(t *testing.T) {
 	for i, tc := range engineLSTMCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m, bt := engineLSTMCase(t, i)
-			e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
+			e := cpuEngineLSTM(t, m)
 			for _, train := range []bool{false, true} {
 				const eps, step = 0.1, 7
 				want, err := m.Loss(bt, train, eps, step)
@@ -107,11 +114,7 @@ func TestEngineLSTMLossAndGradients(t *testing.T) {
 // the loss depends on the step's masks, on both paths.
 func TestEngineLSTMDropoutMatters(t *testing.T) {
 	m, bt := engineLSTMCase(t, 1)
-	e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := cpuEngineLSTM(t, m)
 	a, err := e.Loss(bt, true, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -181,11 +184,7 @@ func TestEngineLSTMDecode(t *testing.T) {
 	for i, tc := range engineLSTMCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m, bt := engineLSTMCase(t, i)
-			e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
+			e := cpuEngineLSTM(t, m)
 			want, err := m.Encode(bt.Src, bt.B, bt.S)
 			if err != nil {
 				t.Fatal(err)
@@ -250,11 +249,7 @@ func TestEngineLSTMRefusesTransformerEncoder(t *testing.T) {
 // batch, no panic).
 func TestEngineLSTMNoTargets(t *testing.T) {
 	m, bt := engineLSTMCase(t, 4)
-	e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := cpuEngineLSTM(t, m)
 	if _, err := e.Loss(bt, true, 0, 1); err != nil { // leaves non-zero gradients
 		t.Fatal(err)
 	}
