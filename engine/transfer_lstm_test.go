@@ -39,13 +39,19 @@ func (c countingRecurrent) Fill(n int, v float32, y engine.Buf) error { return c
 // TestLSTMTrainStepTransfers is TestTrainStepTransfers for the LSTM
 // models' engine path: a step uploads the batch (ids, lengths, targets,
 // the encoder's step masks) and downloads the loss and the gradient norm,
-// however deep the model.
+// however deep the model, with either encoder (the Transformer encoder's
+// attention mask and positions take the step masks' upload).
 func TestLSTMTrainStepTransfers(t *testing.T) {
-	perStep := map[int]string{}
-	for _, layers := range []int{1, 3} {
-		t.Run(fmt.Sprintf("%d layers", layers), func(t *testing.T) {
+	perStep := map[string]string{}
+	for _, tc := range []struct {
+		encoder string
+		layers  int
+	}{{models.EncoderLSTM, 1}, {models.EncoderLSTM, 3}, {models.EncoderTransformer, 1}, {models.EncoderTransformer, 3}} {
+		layers := tc.layers
+		t.Run(fmt.Sprintf("%s/%d layers", tc.encoder, layers), func(t *testing.T) {
 			cfg := models.LSTMDefaultConfig("lstm-attention")
 			cfg.Dim, cfg.Layers, cfg.Dropout, cfg.SrcVocab, cfg.TgtVocab = 8, layers, 0.1, 12, 10
+			cfg.Encoder, cfg.EncoderHeads, cfg.MLPDim = tc.encoder, 2, 16
 			m, err := models.NewLSTM(cfg, 1, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -80,10 +86,12 @@ func TestLSTMTrainStepTransfers(t *testing.T) {
 				}
 			}
 			t.Logf("steps 1-5: %v", counts)
-			perStep[layers] = counts[2] + "; " + counts[3]
+			perStep[fmt.Sprint(tc.encoder, layers)] = counts[2] + "; " + counts[3]
 		})
 	}
-	if perStep[1] != perStep[3] {
-		t.Errorf("transfers per step grow with depth: 1 layer %q, 3 layers %q", perStep[1], perStep[3])
+	for _, enc := range []string{models.EncoderLSTM, models.EncoderTransformer} {
+		if a, b := perStep[enc+"1"], perStep[enc+"3"]; a != b {
+			t.Errorf("%s encoder: transfers per step grow with depth: 1 layer %q, 3 layers %q", enc, a, b)
+		}
 	}
 }

@@ -29,8 +29,10 @@ import (
 //   - The results agree with the CPU model within float tolerance, not bit
 //     for bit: the products run as GEMMs whose sums differ in order from
 //     the CPU's loops (engine_lstm_test.go).
-//   - Only the bidirectional LSTM encoder runs here; the Transformer encoder
-//     (Config.Encoder "transformer") is refused by the constructor.
+//   - The Transformer encoder (Config.Encoder "transformer") runs
+//     batch-major, as the CPU model's does, so its dropout masks are drawn
+//     over the same buffers; its output is permuted to the time-major
+//     memory (engine_lstm_tenc.go).
 type EngineLSTM struct {
 	m     *LSTM
 	b     engine.RecurrentBackend
@@ -58,9 +60,6 @@ func NewEngineLSTMTrainer(m *LSTM, b engine.Backend, c ops.AdamConfig) (*EngineL
 }
 
 func newEngineLSTM(m *LSTM, b engine.Backend, c *ops.AdamConfig) (*EngineLSTM, error) {
-	if m.tenc != nil {
-		return nil, fmt.Errorf("engine: the LSTM models' Transformer encoder has no engine path yet (use --device cpu)")
-	}
 	rb, err := engine.Recurrent(b)
 	if err != nil {
 		return nil, err

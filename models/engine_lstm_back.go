@@ -139,6 +139,9 @@ func (f *devPass) backward() error {
 // bidirectional stack; both directions read the same input.
 func (f *devPass) encoderBack(dMem engine.Buf) error {
 	m, be, H, N := f.e.m, f.e.b, f.e.m.Cfg.Dim, f.S*f.B
+	if m.tenc != nil {
+		return f.backwardTransformer(dMem)
+	}
 	dh := [2]engine.Buf{}
 	for d := range dh {
 		var err error

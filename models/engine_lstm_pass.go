@@ -44,7 +44,8 @@ type devPass struct {
 	tgtTM             []int      // [T*B] time-major targets
 	srcIDs, lenBuf    engine.Buf // int32 [S*B], [B]
 	decIDs, tgtBuf    engine.Buf // int32 [T*B], [T*B]
-	encMask           engine.Buf // [S*B]
+	encMask           engine.Buf // [S*B] the BiLSTM's step masks; the Transformer encoder's [B*S*S + S*D] (tencInputs)
+	tenc              *devTEnc   // the Transformer encoder's forward state
 	srcX, srcDrop     engine.Buf // [S*B, H] embeddings after dropout, mask
 	enc               [][2]*devRun
 	encOut, encInDrop []engine.Buf // [layer] outputs [S*B, 2H]; masks on inputs of layers > 0
@@ -105,13 +106,20 @@ func (f *devPass) upload(bt *Batch) error {
 			}
 		}
 	}
-	src := make([]int, S*B)      // time-major
-	mask := make([]float32, S*B) // [S*B]
-	for t := 0; t < S; t++ {
-		for b := 0; b < B; b++ {
-			src[t*B+b] = embIDs[b*S+t]
-			if t < f.srcLen[b] {
-				mask[t*B+b] = 1
+	// The BiLSTM takes time-major ids and step masks; the Transformer
+	// encoder batch-major ids and its attention mask and positions
+	// (engine_lstm_tenc.go).
+	src, mask := embIDs, []float32(nil)
+	if m.tenc != nil {
+		mask = f.tencInputs()
+	} else {
+		src, mask = make([]int, S*B), make([]float32, S*B) // time-major, [S*B]
+		for t := 0; t < S; t++ {
+			for b := 0; b < B; b++ {
+				src[t*B+b] = embIDs[b*S+t]
+				if t < f.srcLen[b] {
+					mask[t*B+b] = 1
+				}
 			}
 		}
 	}
@@ -145,7 +153,7 @@ func (f *devPass) upload(bt *Batch) error {
 	if f.tgtBuf, err = f.ints[slotTgt].set(be, f.tgtTM); err != nil {
 		return err
 	}
-	if f.encMask, err = f.alloc(S * B); err != nil { // [S*B]
+	if f.encMask, err = f.alloc(len(mask)); err != nil { // [S*B] or the Transformer encoder's
 		return err
 	}
 	if err := be.Upload(f.encMask, mask); err != nil {
@@ -250,6 +258,9 @@ func (f *devPass) runFwd(r *devRun) error {
 // encode runs the bidirectional encoder; it sets mem and keys.
 func (f *devPass) encode() error {
 	m, be, H, B, S := f.e.m, f.e.b, f.e.m.Cfg.Dim, f.B, f.S
+	if m.tenc != nil {
+		return f.encodeTransformer()
+	}
 	N := S * B
 	var err error
 	if f.srcX, err = f.alloc(N * H); err != nil { // [S*B, H]

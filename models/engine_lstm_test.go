@@ -10,27 +10,39 @@ import (
 
 // engineLSTMCases are the models the engine path is checked on: both
 // variants, with and without dropout (masks drawn from the same streams),
-// amplified weights (sharp attention, saturated gates), one layer, and a
-// copy target whose source token occurs twice.
+// amplified weights (sharp attention, saturated gates), one layer, a copy
+// target whose source token occurs twice, and the Transformer encoder
+// (tenc: its layers; 2 heads). The batch has a row shorter than the
+// longest and an all-padding row.
 var engineLSTMCases = []struct {
 	name, variant string
 	dropout       float64
 	layers        int
 	amplified     bool
 	repeated      bool
+	tenc          int
 }{
-	{"attention", "lstm-attention", 0, 2, false, false},
-	{"attention/dropout", "lstm-attention", 0.3, 2, false, false},
-	{"attention/amplified/1 layer", "lstm-attention", 0, 1, true, false},
-	{"copy", "lstm-copy", 0, 2, false, false},
-	{"copy/dropout", "lstm-copy", 0.3, 2, false, false},
-	{"copy/amplified/repeated source", "lstm-copy", 0.2, 2, true, true},
+	{"attention", "lstm-attention", 0, 2, false, false, 0},
+	{"attention/dropout", "lstm-attention", 0.3, 2, false, false, 0},
+	{"attention/amplified/1 layer", "lstm-attention", 0, 1, true, false, 0},
+	{"copy", "lstm-copy", 0, 2, false, false, 0},
+	{"copy/dropout", "lstm-copy", 0.3, 2, false, false, 0},
+	{"copy/amplified/repeated source", "lstm-copy", 0.2, 2, true, true, 0},
+	{"attention/transformer encoder", "lstm-attention", 0, 1, false, false, 2},
+	{"attention/transformer encoder/dropout", "lstm-attention", 0.3, 2, false, false, 2},
+	{"copy/transformer encoder/amplified", "lstm-copy", 0, 1, true, true, 1},
+	{"copy/transformer encoder/dropout", "lstm-copy", 0.2, 2, false, false, 2},
 }
 
 func engineLSTMCase(t *testing.T, i int) (*LSTM, *Batch) {
 	t.Helper()
 	tc := engineLSTMCases[i]
-	m, bt := tinyLSTMWith(t, tc.variant, tc.dropout, func(c *Config) { c.Dim, c.Layers = 6, tc.layers })
+	m, bt := tinyLSTMWith(t, tc.variant, tc.dropout, func(c *Config) {
+		c.Dim, c.Layers = 6, tc.layers
+		if tc.tenc > 0 {
+			c.Encoder, c.EncoderLayers, c.EncoderHeads, c.MLPDim = EncoderTransformer, tc.tenc, 2, 10
+		}
+	})
 	if tc.repeated {
 		bt = repeatedSourceBatch(m)
 	}
@@ -232,15 +244,6 @@ func TestEngineLSTMDecode(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestEngineLSTMRefusesTransformerEncoder: the Transformer encoder has no
-// engine path, and says so.
-func TestEngineLSTMRefusesTransformerEncoder(t *testing.T) {
-	m, _ := tinyTEncLSTM(t, "lstm-copy", 0)
-	if _, err := NewEngineLSTM(m, &engine.CPU{BLAS: true}); err == nil {
-		t.Fatal("NewEngineLSTM accepted a Transformer encoder")
 	}
 }
 

@@ -12,8 +12,9 @@
 #   d. a short SCAN training run on cuda (TF32 and FP32 products) and on the
 #      CPU from the same seed: loss columns side by side, max relative gap;
 #      the TF32 run again, whose weights must be the first's byte for byte
-#   e. short SCAN runs of lstm-attention and lstm-copy on cuda (FP32
-#      products) and on the CPU from the same seed, compared the same way
+#   e. short SCAN runs of lstm-attention, lstm-copy and lstm-copy with the
+#      Transformer encoder on cuda (FP32 products) and on the CPU from the
+#      same seed, compared the same way
 #
 # A failing or hanging step never stops the script: each runs under its own
 # timeout, cut further so that the whole stays within BUDGET_S seconds.
@@ -212,8 +213,17 @@ else
 	LSTM=(--layers 2 --dim 128 --batch 32 --steps 100 --eval-every 50 --eval-limit 16)
 fi
 LSTM+=(--dropout 0.1 --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/valid.jsonl")
-for model in lstm-attention lstm-copy; do
-	bg "lstm-cpu-$model" 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LSTM[@]}" --model "$model" --out "$OUT/run-cpu-$model" --device cpu
+# lstm-copy-tenc is lstm-copy on the Transformer encoder.
+lstm_args() {
+	case $1 in
+	lstm-copy-tenc) echo --model lstm-copy --encoder transformer --encoder-heads 4 ;;
+	*) echo --model "$1" ;;
+	esac
+}
+LSTM_MODELS="lstm-attention lstm-copy lstm-copy-tenc"
+for model in $LSTM_MODELS; do
+	# shellcheck disable=SC2046 # lstm_args's words are flags
+	bg "lstm-cpu-$model" 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LSTM[@]}" $(lstm_args "$model") --out "$OUT/run-cpu-$model" --device cpu
 done
 GPT2_DIR=$OUT/gpt2-$GPT2_SIZE
 [ "$RUN_TORCH" = 1 ] && bg gpt2-checkpoint 200 "$PY" scripts/gpt2_reference.py random-checkpoint "$GPT2_DIR" --size "$GPT2_SIZE"
@@ -250,10 +260,11 @@ wait_bg loss-cpu
 
 # ---- e. the LSTM models on cuda against cpu (the CPU run is in the background) ----
 say ""
-say "== e. SCAN lstm-attention and lstm-copy, cuda against cpu, same seed (elapsed $(elapsed) s)"
+say "== e. SCAN lstm-attention, lstm-copy and lstm-copy --encoder transformer, cuda against cpu, same seed (elapsed $(elapsed) s)"
 say "  compgen train ${LSTM[*]}"
-for model in lstm-attention lstm-copy; do
-	step "lstm-cuda-$model" 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LSTM[@]}" --model "$model" --out "$OUT/run-cuda-$model" --device cuda
+for model in $LSTM_MODELS; do
+	# shellcheck disable=SC2046
+	step "lstm-cuda-$model" 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LSTM[@]}" $(lstm_args "$model") --out "$OUT/run-cuda-$model" --device cuda
 	wait_bg "lstm-cpu-$model"
 	"$PY" scripts/loss_compare.py "$OUT/run-cpu-$model" "$model cuda fp32=$OUT/run-cuda-$model" 2>&1 | tee "$OUT/loss-compare-$model.txt" | tee -a "$SUM"
 done

@@ -10,13 +10,10 @@ import (
 // EngineSupported says why cfg's model cannot run on package engine's
 // executor, or nil when it can. The Transformer family compiles to engine
 // programs and the LSTM models run their passes as kernel calls
-// (models.EngineLSTM); the LSTM models' Transformer encoder and the double
-// I/O encoder have no engine path.
+// (models.EngineLSTM), either encoder; the double I/O encoder has no
+// engine path.
 func EngineSupported(cfg models.Config) error {
-	switch {
-	case models.IsLSTM(cfg.Variant) && cfg.Encoder == models.EncoderTransformer:
-		return fmt.Errorf("model %s with --encoder transformer has no engine (GPU) path yet (use --device cpu)", cfg.Variant)
-	case cfg.DoubleIO():
+	if cfg.DoubleIO() {
 		return fmt.Errorf("--io-encoder double has no engine (GPU) path yet (use --device cpu)")
 	}
 	return nil

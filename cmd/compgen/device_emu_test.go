@@ -54,19 +54,20 @@ func TestDeviceCUDAEmulated(t *testing.T) {
 	sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), tol, noise...)
 }
 
-// TestDeviceCUDAEmulatedLSTM runs both LSTM models' train, predict (greedy
+// TestDeviceCUDAEmulatedLSTM runs the LSTM models' (lstmDeviceCases) train, predict (greedy
 // and beam) and finetune with --device cuda on the kernel emulator against
 // their CPU runs: the recurrent kernels (kernels/lstm.cu) inside the
 // commands, FP32 products.
 func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
 	t.Setenv("COMPGEN_GEMM", "fp32")
 	data := filepath.Join("testdata", "train-tiny.jsonl")
-	for _, model := range []string{"lstm-attention", "lstm-copy"} {
-		t.Run(model, func(t *testing.T) {
+	for _, c := range lstmDeviceCases {
+		model, x := c.model, c.extra
+		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cpu, gpu := filepath.Join(dir, "cpu"), filepath.Join(dir, "cuda")
-			mustRun(t, lstmTrainArgs(data, cpu, "cpu", model, "6")...)
-			out, errs, code := runCLI(t, lstmTrainArgs(data, gpu, "cuda", model, "6")...)
+			mustRun(t, lstmTrainArgs(data, cpu, "cpu", model, "6", x...)...)
+			out, errs, code := runCLI(t, lstmTrainArgs(data, gpu, "cuda", model, "6", x...)...)
 			if code != 0 {
 				t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
 			}
@@ -75,7 +76,7 @@ func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
 			}
 			sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), lstmDevTol, "tokens_per_s")
 			for _, f := range []string{"model.safetensors", "optim.safetensors"} {
-				sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), lstmWeightTol)
+				sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), lstmWeightTol, lstmNoise...)
 			}
 			for _, beam := range []string{"1", "3"} {
 				want, got := filepath.Join(dir, "p-cpu-"+beam), filepath.Join(dir, "p-cuda-"+beam)
@@ -86,7 +87,7 @@ func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
 			ftCPU, ftGPU := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-cuda")
 			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftCPU)
 			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftGPU, "--device", "cuda")
-			sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), lstmWeightTol)
+			sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), lstmWeightTol, lstmNoise...)
 		})
 	}
 }

@@ -232,9 +232,6 @@ func TestDeviceRefused(t *testing.T) {
 	lstm := filepath.Join(dir, "lstm")
 	mustRun(t, "train", "--model", "lstm-attention", "--train", data, "--out", lstm, "--steps", "2", "--dim", "8", "--layers", "1",
 		"--max-src", "8", "--max-tgt", "10", "--batch", "4", "--bucket-width", "4")
-	tenc := filepath.Join(dir, "tenc")
-	mustRun(t, "train", "--model", "lstm-copy", "--encoder", "transformer", "--train", data, "--out", tenc, "--steps", "2", "--dim", "8",
-		"--layers", "1", "--encoder-heads", "2", "--max-src", "8", "--max-tgt", "10", "--batch", "4", "--bucket-width", "4")
 	out := filepath.Join(dir, "out")
 	cases := []struct {
 		name string
@@ -243,11 +240,8 @@ func TestDeviceRefused(t *testing.T) {
 	}{
 		{"train bad device", []string{"train", "--train", data, "--out", out, "--device", "tpu"}, "want cpu, cuda or cuda:N"},
 		{"train bad ordinal", []string{"train", "--train", data, "--out", out, "--device", "cuda:x"}, "cuda:N"},
-		{"train lstm transformer encoder", []string{"train", "--model", "lstm-copy", "--encoder", "transformer", "--train", data, "--out", out, "--device", engineCPU}, "--encoder transformer"},
 		{"train io double", []string{"train", "--io-encoder", "double", "--train", data, "--out", out, "--device", engineCPU}, "double"},
 		{"predict bad device", []string{"predict", "--run", lstm, "--in", data, "--out", out, "--device", "gpu"}, "want cpu"},
-		{"predict lstm transformer encoder", []string{"predict", "--run", tenc, "--in", data, "--out", out, "--device", engineCPU}, "--encoder transformer"},
-		{"finetune lstm transformer encoder", []string{"finetune", "--run", tenc, "--data", data, "--out", out, "--device", engineCPU}, "--encoder transformer"},
 	}
 	if !engine.CUDABuilt {
 		for _, cmd := range [][]string{

@@ -49,8 +49,8 @@ func TestRunDevice(t *testing.T) {
 	}
 }
 
-// TestRunDeviceRefused: a bad --device, cuda in a binary without GPU
-// support, and a model the engine cannot run are usage errors (exit 2, as
+// TestRunDeviceRefused: a bad --device and cuda in a binary without GPU
+// support are usage errors (exit 2, as
 // in train) that leave no experiment folder behind.
 func TestRunDeviceRefused(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "exp")
@@ -61,7 +61,6 @@ func TestRunDeviceRefused(t *testing.T) {
 	}{
 		{"bad device", []string{"--device", "tpu"}, "want cpu, cuda or cuda:N"},
 		{"bad ordinal", []string{"--device", "cuda:x"}, "cuda:N"},
-		{"lstm transformer encoder on engine", []string{"--models", "lstm-copy", "--encoder", "transformer", "--device", engineCPU}, "--encoder transformer"},
 	}
 	if !engine.CUDABuilt {
 		cases = append(cases, struct {
