@@ -35,7 +35,8 @@ type GraphView struct {
 func (c *compiled) view() *GraphView {
 	v := &GraphView{Out: c.out, Grads: c.grads, ParamIdx: c.gradIdx, Drop: c.drop, Key: c}
 	in := &c.in
-	for _, n := range []*G.Node{in.src, in.decIn, in.tgt, in.encBias, in.decBias, in.crossBias, in.mem} {
+	for _, n := range []*G.Node{in.src, in.decIn, in.tgt, in.encBias, in.decBias, in.crossBias, in.mem,
+		in.ioIn, in.ioOut, in.inBias, in.outBias, in.outCrossBias} {
 		if n != nil {
 			v.Inputs = append(v.Inputs, n)
 			v.Values = append(v.Values, in.vals[n])
@@ -47,12 +48,8 @@ func (c *compiled) view() *GraphView {
 // TrainView returns the training graph Loss(bt, true, eps, step) runs, with
 // its inputs set for bt and its dropout source at step.
 func (m *Transformer) TrainView(bt *Batch, eps float64, step int) (*GraphView, error) {
-	c, err := m.graph(graphKey{kind: kindTrain, b: bt.B, s: bt.S, t: bt.T, smoothing: float32(eps)})
+	c, err := m.batchGraph(kindTrain, bt, eps)
 	if err != nil {
-		return nil, err
-	}
-	srcLen, decLen := lengths(bt.Rows, bt.B, true), lengths(bt.Rows, bt.B, false)
-	if err := m.setInputs(c, bt.Src, bt.DecIn, srcLen, decLen); err != nil {
 		return nil, err
 	}
 	copy(c.in.vals[c.in.tgt].Data().([]int), bt.Tgt)
@@ -120,12 +117,8 @@ func (m *GPT2) TrainView(seqs [][]int, first []int) (*GraphView, error) {
 // LossView returns the evaluation graph Loss(bt, false, eps, 0) runs (no
 // dropout, no gradients), with its inputs set for bt.
 func (m *Transformer) LossView(bt *Batch, eps float64) (*GraphView, error) {
-	c, err := m.graph(graphKey{kind: kindLoss, b: bt.B, s: bt.S, t: bt.T, smoothing: float32(eps)})
+	c, err := m.batchGraph(kindLoss, bt, eps)
 	if err != nil {
-		return nil, err
-	}
-	srcLen, decLen := lengths(bt.Rows, bt.B, true), lengths(bt.Rows, bt.B, false)
-	if err := m.setInputs(c, bt.Src, bt.DecIn, srcLen, decLen); err != nil {
 		return nil, err
 	}
 	copy(c.in.vals[c.in.tgt].Data().([]int), bt.Tgt)
@@ -136,6 +129,9 @@ func (m *Transformer) LossView(bt *Batch, eps float64) (*GraphView, error) {
 // inputs set; Out is the memory [B*S, D]. It also returns the source
 // lengths Encode puts in its Memory.
 func (m *Transformer) EncodeView(src []int, B, S int) (*GraphView, []int, error) {
+	if m.Cfg.DoubleIO() {
+		return nil, nil, fmt.Errorf("encode view: the double I/O encoder's memory is assembled from its examples (EngineModel.Encode)")
+	}
 	c, err := m.graph(graphKey{kind: kindEncode, b: B, s: S})
 	if err != nil {
 		return nil, nil, err
@@ -150,4 +146,21 @@ func (m *Transformer) EncodeView(src []int, B, S int) (*GraphView, []int, error)
 		return nil, nil, err
 	}
 	return c.view(), srcLen, nil
+}
+
+// encodeIOView is EncodeView for the double I/O encoder: Out is the
+// encoded outputs [B*E*So, D], which ioMemory assembles into the memory.
+func (m *Transformer) encodeIOView(src []int, B, S int) (*GraphView, *ioBatch, error) {
+	ib, err := m.splitIO(src, B, S)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := m.graph(ib.key(kindEncode, 0, 0))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.setIOInputs(c, ib, nil, nil); err != nil {
+		return nil, nil, err
+	}
+	return c.view(), ib, nil
 }

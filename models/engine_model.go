@@ -208,6 +208,9 @@ func (t *EngineModel) Loss(bt *Batch, train bool, eps float64, step int) (float6
 
 // Encode implements Seq2Seq on the backend.
 func (t *EngineModel) Encode(src []int, B, S int) (*Memory, error) {
+	if t.m.Cfg.DoubleIO() {
+		return t.encodeIO(src, B, S)
+	}
 	v, srcLen, err := t.m.EncodeView(src, B, S)
 	if err != nil {
 		return nil, err
@@ -227,6 +230,26 @@ func (t *EngineModel) Encode(src []int, B, S int) (*Memory, error) {
 		t.enc = &engineEncoded{mem: mem, buf: buf, key: v.Key, ep: ep}
 	}
 	return mem, nil
+}
+
+// encodeIO is Encode for the double I/O encoder. Its memory is assembled
+// on the host from the examples' encoded outputs (ioMemory), so decoding
+// uploads it rather than reusing the program's output buffer.
+func (t *EngineModel) encodeIO(src []int, B, S int) (*Memory, error) {
+	t.enc = nil
+	v, ib, err := t.m.encodeIOView(src, B, S)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := t.run(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	out := make([]float32, v.Out.Shape().TotalSize()) // [B*E*So, D]
+	if err := ep.mc.Read(v.Out, out); err != nil {
+		return nil, err
+	}
+	return t.m.ioMemory(ib, out), nil
 }
 
 // Logits implements Seq2Seq on the backend.

@@ -185,8 +185,13 @@ func (m *Transformer) encodeIO(src []int, B, S int) (*Memory, error) {
 	if err := c.run(); err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	enc := c.out.Value().Data().([]float32) // [B*E*So, D]
-	d := m.Cfg.Dim
+	return m.ioMemory(ib, c.out.Value().Data().([]float32)), nil
+}
+
+// ioMemory assembles the memory from the encoded outputs enc [B*E*So, D]
+// of ib's examples.
+func (m *Transformer) ioMemory(ib *ioBatch, enc []float32) *Memory {
+	B, d := ib.B, m.Cfg.Dim
 	mem := &Memory{B: B, SrcLen: make([]int, B)}
 	longest := 0
 	for b := range B {
@@ -205,7 +210,7 @@ func (m *Transformer) encodeIO(src []int, B, S int) (*Memory, error) {
 			at += copy(mem.Data[at:at+n], enc[k*ib.So*d:k*ib.So*d+n])
 		}
 	}
-	return mem, nil
+	return mem
 }
 
 // memory is the encoder output the decoder attends to: [B*S, D] for flat

@@ -7,18 +7,6 @@ import (
 	"compgen/models"
 )
 
-// EngineSupported says why cfg's model cannot run on package engine's
-// executor, or nil when it can. The Transformer family compiles to engine
-// programs and the LSTM models run their passes as kernel calls
-// (models.EngineLSTM), either encoder; the double I/O encoder has no
-// engine path.
-func EngineSupported(cfg models.Config) error {
-	if cfg.DoubleIO() {
-		return fmt.Errorf("--io-encoder double has no engine (GPU) path yet (use --device cpu)")
-	}
-	return nil
-}
-
 // engineTrainer is a model training on a backend: models.EngineModel
 // (Transformers) or models.EngineLSTM.
 type engineTrainer interface {
@@ -37,9 +25,6 @@ type engineTrainer interface {
 // to be. Called after the weights are final (initialised, loaded or
 // resumed), since the backend keeps its own copy from then on.
 func newEngineTrainer(m models.Seq2Seq, cfg models.Config, be engine.Backend, opt *Adam) (engineTrainer, error) {
-	if err := EngineSupported(cfg); err != nil {
-		return nil, err
-	}
 	var em engineTrainer
 	var err error
 	switch mm := m.(type) {
@@ -77,9 +62,6 @@ func syncHost(em engineTrainer, opt *Adam) error {
 // instead of Gorgonia's TapeMachine. The returned function frees the
 // backend memory; call it when done with r.Model.
 func (r *Run) UseBackend(be engine.Backend) (release func(), err error) {
-	if err := EngineSupported(r.Config.Model); err != nil {
-		return nil, err
-	}
 	switch m := r.Model.(type) {
 	case *models.Transformer:
 		em, err := models.NewEngineModel(m, be)

@@ -112,11 +112,6 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if len(o.Train) == 0 {
 		return nil, errors.New("training data is empty")
 	}
-	if o.Backend != nil {
-		if err := EngineSupported(cfg.Model); err != nil {
-			return nil, err // before the run folder is touched
-		}
-	}
 	var st State
 	vocab := o.Vocab
 	if o.Resume {

@@ -6,8 +6,6 @@ import (
 	"io"
 
 	"compgen/engine"
-	"compgen/models"
-	"compgen/train"
 )
 
 // engineCPU names the GPU executor's code path run on the CPU backend
@@ -44,18 +42,6 @@ func parseDevice(s string) (device, error) {
 		return device{}, usagef("--device: %v", err)
 	}
 	return device{name: s, dev: d, engine: d.CUDA}, nil
-}
-
-// check refuses a model the engine cannot run (a usage error): the
-// command never falls back to the CPU by itself.
-func (d device) check(cfg models.Config) error {
-	if !d.engine {
-		return nil
-	}
-	if err := train.EngineSupported(cfg); err != nil {
-		return usagef("--device %s: %v", d.name, err)
-	}
-	return nil
 }
 
 // open returns the backend to run on (nil for the TapeMachine) and a

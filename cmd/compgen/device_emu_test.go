@@ -91,3 +91,28 @@ func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
 		})
 	}
 }
+
+// TestDeviceCUDAEmulatedIOEncoder runs the double I/O encoder's train and
+// predict with --device cuda on the kernel emulator against the CPU run
+// (FP32 products), as TestDeviceCUDAEmulated does for the flat model.
+func TestDeviceCUDAEmulatedIOEncoder(t *testing.T) {
+	t.Setenv("COMPGEN_GEMM", "fp32")
+	const tol = 1e-4
+	noise := []string{".bk"}
+	dir := t.TempDir()
+	file := ioRecords(t, dir)
+	cpu, gpu := filepath.Join(dir, "cpu"), filepath.Join(dir, "cuda")
+	short := []string{"--steps", "2", "--max-tgt", "12"} // the emulator runs a kernel thread per GPU thread
+	mustRun(t, append(ioTrainArgs(file, cpu, "cpu"), short...)...)
+	if _, errs, code := runCLI(t, append(ioTrainArgs(file, gpu, "cuda"), short...)...); code != 0 || !strings.Contains(errs, "engine executor on cuda:0") {
+		t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
+	}
+	sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), tol, "tokens_per_s")
+	for _, f := range []string{"model.safetensors", "optim.safetensors"} {
+		sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), tol, noise...)
+	}
+	want, got := filepath.Join(dir, "p-cpu"), filepath.Join(dir, "p-cuda")
+	mustRun(t, "predict", "--run", cpu, "--in", file, "--out", want, "--beam", "2", "--max-len", "6")
+	mustRun(t, "predict", "--run", cpu, "--in", file, "--out", got, "--beam", "2", "--max-len", "6", "--device", "cuda")
+	sameJSONLTol(t, want, got, tol)
+}

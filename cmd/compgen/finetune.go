@@ -44,9 +44,6 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if err != nil {
 		return err
 	}
-	if err := dev.check(base.Config.Model); err != nil {
-		return err
-	}
 	be, release, err := dev.open()
 	if err != nil {
 		return err

@@ -53,9 +53,6 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if err != nil {
 		return err
 	}
-	if err := dev.check(r.Config.Model); err != nil {
-		return err
-	}
 	be, release, err := dev.open()
 	if err != nil {
 		return err

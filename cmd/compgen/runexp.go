@@ -90,9 +90,6 @@ of every model on that device.`, stderr)
 		if err := tf.apply(fs, &cfgs[i]); err != nil {
 			return err
 		}
-		if err := dv.check(cfgs[i].Model); err != nil {
-			return err
-		}
 	}
 	blas.Use()
 	// One backend for every stage, so the whole experiment runs on it.

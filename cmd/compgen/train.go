@@ -200,9 +200,6 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	if err != nil {
 		return err
 	}
-	if err := dv.check(cfg.Model); err != nil {
-		return err
-	}
 	recs, err := data.ReadRecords(*trainPath)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
