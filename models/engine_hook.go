@@ -151,15 +151,8 @@ func (m *Transformer) EncodeView(src []int, B, S int) (*GraphView, []int, error)
 // encodeIOView is EncodeView for the double I/O encoder: Out is the
 // encoded outputs [B*E*So, D], which ioMemory assembles into the memory.
 func (m *Transformer) encodeIOView(src []int, B, S int) (*GraphView, *ioBatch, error) {
-	ib, err := m.splitIO(src, B, S)
+	c, ib, err := m.ioEncodeGraph(src, B, S)
 	if err != nil {
-		return nil, nil, err
-	}
-	c, err := m.graph(ib.key(kindEncode, 0, 0))
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := m.setIOInputs(c, ib, nil, nil); err != nil {
 		return nil, nil, err
 	}
 	return c.view(), ib, nil

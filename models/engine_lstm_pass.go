@@ -255,7 +255,8 @@ func (f *devPass) runFwd(r *devRun) error {
 	return nil
 }
 
-// encode runs the bidirectional encoder; it sets mem and keys.
+// encode runs the encoder (the bidirectional LSTM here, the Transformer
+// in engine_lstm_tenc.go); it sets mem and keys.
 func (f *devPass) encode() error {
 	m, be, H, B, S := f.e.m, f.e.b, f.e.m.Cfg.Dim, f.B, f.S
 	if m.tenc != nil {

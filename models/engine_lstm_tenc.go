@@ -251,7 +251,7 @@ func (f *devPass) encodeTransformer() error {
 		x = x2
 	}
 	f.tenc.xF = x
-	var y, err = f.alloc(N * D) // [N, D] batch-major memory
+	y, err := f.alloc(N * D) // [N, D] batch-major memory
 	if err != nil {
 		return err
 	}

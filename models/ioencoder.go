@@ -171,21 +171,29 @@ func (m *Transformer) setIOInputs(c *compiled, ib *ioBatch, decIn, decLen []int)
 // between them (cross-attention has no positions, so dropping masked keys
 // changes nothing), padded to a multiple of ioWidth.
 func (m *Transformer) encodeIO(src []int, B, S int) (*Memory, error) {
-	ib, err := m.splitIO(src, B, S)
+	c, ib, err := m.ioEncodeGraph(src, B, S)
 	if err != nil {
-		return nil, err
-	}
-	c, err := m.graph(ib.key(kindEncode, 0, 0))
-	if err != nil {
-		return nil, err
-	}
-	if err := m.setIOInputs(c, ib, nil, nil); err != nil {
 		return nil, err
 	}
 	if err := c.run(); err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
 	return m.ioMemory(ib, c.out.Value().Data().([]float32)), nil
+}
+
+// ioEncodeGraph splits src into examples and returns the encoder graph of
+// their shape with its inputs set; its output is the encoded outputs
+// [B*E*So, D].
+func (m *Transformer) ioEncodeGraph(src []int, B, S int) (*compiled, *ioBatch, error) {
+	ib, err := m.splitIO(src, B, S)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := m.graph(ib.key(kindEncode, 0, 0))
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, ib, m.setIOInputs(c, ib, nil, nil)
 }
 
 // ioMemory assembles the memory from the encoded outputs enc [B*E*So, D]
