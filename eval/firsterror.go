@@ -31,6 +31,25 @@ func Symbols(s string) []string {
 	return out
 }
 
+// TreeSymbols returns t's labels in pre-order: for a tree parsed from a
+// program's text, the sequence Symbols reads from that text. first-error
+// compares the two to refuse trees that do not describe the output, such
+// as a grammar derivation labelled with rules.
+func TreeSymbols(t *data.Tree) []string {
+	var out []string
+	var walk func(*data.Tree)
+	walk = func(n *data.Tree) {
+		out = append(out, n.Label)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	if t != nil {
+		walk(t)
+	}
+	return out
+}
+
 // FirstError is the token-level analysis of Bogin et al. §5.1 for one
 // wrong prediction whose gold program has unobserved 2-LSs: with i the
 // first position where the predicted symbols differ from the gold ones,

@@ -24,6 +24,33 @@ func TestSymbols(t *testing.T) {
 	}
 }
 
+func TestTreeSymbols(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tree *data.Tree
+		want string
+	}{
+		{"program", tn("or", tn("exists", tn("find", tn("dog"))), tn("all", tn("cat"))), "or exists find dog all cat"},
+		{"leaf", tn("x"), "x"},
+		{"nil", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := TreeSymbols(tc.tree), strings.Fields(tc.want); !slices.Equal(got, want) {
+				t.Fatalf("got %q want %q", got, want)
+			}
+		})
+	}
+	// A bracketed program's tree spells what Symbols reads from its text.
+	out := "query_attr [ color ] ( with_relation ( find ( cat ) , chasing , scene ( ) ) )"
+	tr, err := structure.ParseBracketed(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := TreeSymbols(tr), Symbols(out); !slices.Equal(got, want) {
+		t.Fatalf("tree %q, text %q", got, want)
+	}
+}
+
 func TestFirstError(t *testing.T) {
 	// Training never has exists under or: the gold's (or, exists) is an
 	// unobserved 2-LS (the paper's §5.1 example).

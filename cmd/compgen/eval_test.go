@@ -37,6 +37,9 @@ func TestEvalCommands(t *testing.T) {
 {"id":"2","prediction":"count(find(dog))"}
 {"id":"3","prediction":"or(exists(find(cat)), exists(find(dog)))"}
 `)
+	// Grammar data: the tree field is the derivation, labelled with rules.
+	derived := writeFile(t, dir, "derived.jsonl", `{"id":"1","input":"a","output":"count(find(dog))","tree":{"label":"q -> count ( ref )","children":[{"label":"ref -> find ( dog )"}]}}
+`)
 	unknown := writeFile(t, dir, "u.jsonl", `{"id":"9","prediction":"x"}`+"\n")
 	empty := writeFile(t, dir, "e.jsonl", "")
 	easy := filepath.Join(dir, "easy.jsonl")
@@ -59,6 +62,8 @@ func TestEvalCommands(t *testing.T) {
 		{"easiness bad n", []string{"easiness", "--train", train, "--test", gold, "--out", easy + "2", "--n", "7"}, 2, "", "n must be"},
 		{"auc", []string{"auc", "--easiness", easy, "--gold", gold, "--pred", a, "--pred", b, "--pred", c, "--plot", filepath.Join(dir, "roc.svg")}, 0, "AUC", ""},
 		{"first-error", []string{"first-error", "--train", train, "--gold", gold, "--pred", a}, 0, "fraction", ""},
+		{"first-error derivation trees", []string{"first-error", "--train", derived, "--gold", derived, "--pred", a, "--allow-missing"}, 2, "", "does not spell its output"},
+		{"first-error trees from the output", []string{"first-error", "--train", derived, "--gold", derived, "--pred", a, "--allow-missing", "--tree", "bracketed"}, 0, "fraction", ""},
 		{"select", []string{"select", "--pool", gold, "--budget", "2", "--out", filepath.Join(dir, "sel.jsonl")}, 0, "selected 2 of 3", ""},
 		{"select budget", []string{"select", "--pool", gold, "--budget", "5", "--out", filepath.Join(dir, "sel2.jsonl")}, 2, "", "budget must be"},
 	} {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"compgen/data"
@@ -56,6 +58,16 @@ complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
 	gold, goldTrees, _, err := recordTrees(ef.gold, gold, kind, *skipBad)
 	if err != nil {
 		return err
+	}
+	// The analysis positions errors by output symbol and looks them up in
+	// the tree's structures, so the tree must spell the output. A derivation
+	// (the "tree" field of grammar data, which --tree auto reads) does not.
+	for i := range gold {
+		ts, syms := eval.TreeSymbols(goldTrees[i]), eval.Symbols(gold[i].Output)
+		if !slices.Equal(ts, syms) {
+			return usagef("%s: record %q: its tree (--tree %s) does not spell its output's symbols (tree %q, output %q); first-error needs trees read from the output: --tree bracketed or --tree sexpr",
+				ef.gold, gold[i].ID, *tree, clip(strings.Join(ts, " "), 60), clip(strings.Join(syms, " "), 60))
+		}
 	}
 	type row struct {
 		Pred       string  `json:"pred"`
