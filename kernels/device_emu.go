@@ -8,12 +8,14 @@ package kernels
 // int emu_launch(const char* name, const char* sig, int gx, int gy, int gz, int bx, int by, int bz,
 //                unsigned long long* slots, char* errbuf, int errlen);
 // int emu_has(const char* name);
+// void emu_set_hostile(int on);
 import "C"
 
 import (
 	"embed"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -54,12 +56,43 @@ type Device struct {
 	scratch Buf
 }
 
+// HostileEnv names the environment variable that switches the emulator to
+// its hostile schedule: with HostileEnv=1, threads and blocks run in
+// reverse order and shared memory starts every block as NaN, so a kernel
+// whose result depends on the order the default schedule happens to use
+// (a missing barrier, a read of another block's output, shared memory read
+// before it is written) computes something else and fails its parity test.
+const HostileEnv = "COMPGEN_EMU_HOSTILE"
+
 // Open returns the emulated device; only ordinal 0 exists.
 func Open(ordinal int) (*Device, error) {
 	if ordinal != 0 {
 		return nil, fmt.Errorf("cuda: device %d requested, the emulator has 1", ordinal)
 	}
+	switch v := os.Getenv(HostileEnv); v {
+	case "", "0":
+		setHostile(false)
+	case "1":
+		setHostile(true)
+	default:
+		return nil, fmt.Errorf("cuda (emulated): %s=%q: want 0 or 1", HostileEnv, v)
+	}
 	return &Device{}, nil
+}
+
+// hostile mirrors the emulator's schedule switch (see HostileEnv), which
+// holds for every device of the process.
+var hostile bool
+
+// setHostile switches the schedule and returns the previous setting.
+func setHostile(on bool) (was bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.emu_set_hostile(v)
+	was, hostile = hostile, on
+	return was
 }
 
 // String names the device.

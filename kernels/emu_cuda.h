@@ -1,9 +1,9 @@
 // Host emulation (build tag gpuemu) of the CUDA C++ subset that compgen's kernels use, so the
 // kernel sources (kernels/*.cu) compile as ordinary C++ and run on the CPU
 // under the build tag gpuemu. Each emulated thread is a fiber; a block runs
-// its fibers round-robin, and __syncthreads and warp shuffles are barriers
-// the scheduler (emu_sched.cc) releases when every live participant has
-// arrived. Blocks run one after another, so __shared__ arrays can be plain
+// its fibers round-robin (or, on the hostile schedule, warp by warp in
+// reverse), and __syncthreads and warp shuffles are barriers the scheduler
+// (emu_sched.cc) releases when every live participant has arrived. Blocks run one after another, so __shared__ arrays can be plain
 // function-local statics.
 //
 // Misuse a GPU would punish with wrong results (divergent barriers, full-mask
@@ -42,7 +42,9 @@ void misuse(const char* m);
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
-#define __shared__ static
+// __shared__ arrays all live in one section, so that the hostile schedule
+// (emu_set_hostile) can fill them with NaN at the start of every block.
+#define __shared__ static __attribute__((section("emu_shared")))
 #define __align__(n) __attribute__((aligned(n)))
 
 #define threadIdx (emu::thread_idx())

@@ -71,8 +71,23 @@ Thunk cur_thunk;
 void** cur_params;
 std::string err;
 bool direct;  // running threads as plain calls (a kernel without barriers)
+// hostile runs threads and blocks in reverse order and fills shared memory
+// with NaN (all bits set) before each block, so kernels that read another
+// thread's shared or global writes without a barrier, depend on block
+// order, or read shared memory they never wrote compute something else
+// than in the default order (emu_set_hostile).
+bool hostile;
 // One slot per lane for shuffles: 32 warps of 32 lanes, 8 bytes each.
 unsigned long long xchg[32][32];
+
+// The linker brackets the emu_shared section with these symbols.
+extern "C" char __start_emu_shared[] __attribute__((weak));
+extern "C" char __stop_emu_shared[] __attribute__((weak));
+
+void poison_shared() {
+  if (__start_emu_shared && __stop_emu_shared > __start_emu_shared)
+    memset(__start_emu_shared, 0xff, __stop_emu_shared - __start_emu_shared);
+}
 
 void fail(const std::string& m) {
   if (err.empty()) err = m;
@@ -107,7 +122,41 @@ void yield(Wait w) {
   emu_ctx_switch(&f->sp, sched_sp);
 }
 
-// run_block runs every thread of the current block to completion.
+// run_fibers switches to every runnable fiber of [lo, hi) once, in
+// reverse order on the hostile schedule.
+bool run_fibers(int lo, int hi) {
+  for (int k = lo; k < hi; k++) {
+    int i = hostile ? hi - 1 - (k - lo) : k;
+    if (fibers[i].wait != RUN) continue;
+    cur = &fibers[i];
+    emu_ctx_switch(&sched_sp, cur->sp);
+    if (!err.empty()) return false;
+  }
+  return true;
+}
+
+// release_warp lets warp w's lanes past a shuffle once all of them wait at
+// one: 1 if it did, 0 if the warp is not waiting, -1 on misuse.
+int release_warp(int w, int n) {
+  int lo = 32 * w, hi = std::min(n, lo + 32), waiting = 0, done = 0;
+  for (int i = lo; i < hi; i++) {
+    waiting += fibers[i].wait == AT_WARP;
+    done += fibers[i].wait == DONE;
+  }
+  if (waiting == 0) return 0;
+  if (hi - lo < 32) return fail("warp shuffle with a full mask in a partial warp of " + std::to_string(hi - lo) + " threads"), -1;
+  if (done > 0) return fail("warp shuffle with a full mask after lanes of the warp exited"), -1;
+  if (waiting < hi - lo) return 0;
+  for (int i = lo; i < hi; i++) fibers[i].wait = RUN;
+  return 1;
+}
+
+// run_block runs every thread of the current block to completion. By
+// default each pass advances every thread to its next barrier or shuffle,
+// so warps move in step. The hostile schedule runs one warp at a time, the
+// last first, up to its next __syncthreads: a warp that reads what another
+// warp writes without a barrier between sees the value from before the
+// write whichever side runs first in the default order.
 bool run_block(int n) {
   if ((int)fibers.size() < n) fibers.resize(n);
   for (int i = 0; i < n; i++) {
@@ -121,11 +170,16 @@ bool run_block(int n) {
   }
   int warps = (n + 31) / 32;
   for (;;) {
-    for (int i = 0; i < n; i++) {
-      if (fibers[i].wait != RUN) continue;
-      cur = &fibers[i];
-      emu_ctx_switch(&sched_sp, cur->sp);
-      if (!err.empty()) return false;
+    if (hostile) {
+      for (int w = warps - 1; w >= 0; w--) {
+        int r;
+        do {
+          if (!run_fibers(32 * w, std::min(n, 32 * w + 32))) return false;
+        } while ((r = release_warp(w, n)) == 1);
+        if (r < 0) return false;
+      }
+    } else if (!run_fibers(0, n)) {
+      return false;
     }
     bool released = false, all_done = true, block_ready = true;
     for (int i = 0; i < n; i++) {
@@ -134,18 +188,9 @@ bool run_block(int n) {
     }
     if (all_done) return true;
     for (int w = 0; w < warps; w++) {
-      int lo = 32 * w, hi = std::min(n, lo + 32), waiting = 0, done = 0;
-      for (int i = lo; i < hi; i++) {
-        waiting += fibers[i].wait == AT_WARP;
-        done += fibers[i].wait == DONE;
-      }
-      if (waiting == 0) continue;
-      if (hi - lo < 32) return fail("warp shuffle with a full mask in a partial warp of " + std::to_string(hi - lo) + " threads"), false;
-      if (done > 0) return fail("warp shuffle with a full mask after lanes of the warp exited"), false;
-      if (waiting == hi - lo) {
-        for (int i = lo; i < hi; i++) fibers[i].wait = RUN;
-        released = true;
-      }
+      int r = release_warp(w, n);
+      if (r < 0) return false;
+      released |= r == 1;
     }
     if (!released && block_ready) {
       void* site = nullptr;
@@ -228,21 +273,23 @@ extern "C" int emu_launch(const char* name, const char* sig, int gx, int gy, int
   grid_dim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
   block_dim = {(unsigned)bx, (unsigned)by, (unsigned)bz};
   direct = e->plain;
-  for (int z = 0; z < gz && err.empty(); z++)
-    for (int y = 0; y < gy && err.empty(); y++)
-      for (int x = 0; x < gx && err.empty(); x++) {
-        block_idx = {(unsigned)x, (unsigned)y, (unsigned)z};
-        if (!direct) {
-          run_block((int)threads);
-          continue;
-        }
-        for (int i = 0; i < threads && err.empty(); i++) {
-          direct_fiber.linear = i;
-          direct_fiber.tid = {(unsigned)(i % bx), (unsigned)(i / bx % by), (unsigned)(i / (bx * by))};
-          cur = &direct_fiber;
-          cur_thunk(params);
-        }
-      }
+  long long blocks = (long long)gx * gy * gz;
+  for (long long b = 0; b < blocks && err.empty(); b++) {
+    long long l = hostile ? blocks - 1 - b : b;
+    block_idx = {(unsigned)(l % gx), (unsigned)(l / gx % gy), (unsigned)(l / ((long long)gx * gy))};
+    if (hostile) poison_shared();
+    if (!direct) {
+      run_block((int)threads);
+      continue;
+    }
+    for (long long k = 0; k < threads && err.empty(); k++) {
+      int i = (int)(hostile ? threads - 1 - k : k);
+      direct_fiber.linear = i;
+      direct_fiber.tid = {(unsigned)(i % bx), (unsigned)(i / bx % by), (unsigned)(i / (bx * by))};
+      cur = &direct_fiber;
+      cur_thunk(params);
+    }
+  }
   direct = false;
   cur = nullptr;
   if (!err.empty()) {
@@ -253,3 +300,8 @@ extern "C" int emu_launch(const char* name, const char* sig, int gx, int gy, int
 }
 
 extern "C" int emu_has(const char* name) { return emu_find(name) != nullptr; }
+
+extern "C" void emu_set_hostile(int on) {
+  std::lock_guard<std::mutex> lock(mu);
+  hostile = on != 0;
+}

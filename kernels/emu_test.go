@@ -4,6 +4,7 @@ package kernels
 
 import (
 	"io/fs"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -57,6 +58,50 @@ func TestEmulatorChecks(t *testing.T) {
 			same(t, "out", down(t, out, len(c.wantOut)), c.wantOut)
 		})
 	}
+}
+
+// The hostile schedule changes the result of kernels that depend on the
+// default order; the default order hides each of these bugs.
+func TestEmulatorHostileSchedule(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		kernel      string
+		grid, block dim3
+		want        []float32 // the default schedule's (accidentally right) output
+	}{
+		{"missing barrier", "emu_test_missing_barrier", dim3{1, 1, 1}, dim3{64, 1, 1}, []float32{1, 1, 2, 3}},
+		{"warps out of step", "emu_test_cross_warp", dim3{1, 1, 1}, dim3{64, 1, 1}, []float32{32, 32, 32, 32}},
+		{"block order", "emu_test_block_chain", dim3{4, 1, 1}, dim3{32, 1, 1}, []float32{1, 2, 3, 4}},
+		{"unwritten shared memory", "emu_test_unwritten_shared", dim3{1, 1, 1}, dim3{32, 1, 1}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(hostile bool) []float32 {
+				defer setHostile(setHostile(hostile))
+				out := up(t, make([]float32, 64)) // a slot per thread
+				ok(t, dev.launch(c.kernel, c.grid, c.block, 0, out))
+				return down(t, out, 64)
+			}
+			def, got := run(false), run(true)
+			if c.want == nil {
+				for i, v := range got[:c.block[0]] {
+					if !math.IsNaN(float64(v)) {
+						t.Fatalf("hostile schedule: out[%d] = %v, want NaN (unwritten shared memory)", i, v)
+					}
+				}
+				return
+			}
+			same(t, "default schedule", def[:len(c.want)], c.want)
+			if slices.Equal(got, def) {
+				t.Fatalf("hostile schedule gave %v, the same as the default order", got)
+			}
+		})
+	}
+	t.Run("bad setting", func(t *testing.T) {
+		t.Setenv(HostileEnv, "yes")
+		if _, err := Open(0); err == nil || !strings.Contains(err.Error(), HostileEnv) {
+			t.Fatalf("error %v, want one naming %s", err, HostileEnv)
+		}
+	})
 }
 
 // Every kernel in the sources is in the emulator's table, so a new kernel
