@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-gpuemu demo bench bench-deps deps clean fmt vet
+.PHONY: all build test test-gpuemu test-gpuemu-asan demo bench bench-deps deps clean fmt vet
 
 all: build
 
@@ -27,12 +27,26 @@ endif
 # emulator of build tag gpuemu (docs/cuda.md): no GPU or CUDA toolkit
 # needed, only g++. The kernel tests run a second time on the emulator's
 # hostile schedule (threads and blocks in reverse order, shared memory
-# starting as NaN), which turns a missing barrier into a parity failure.
+# starting as NaN), which turns a missing barrier into a parity failure,
+# and again built with AddressSanitizer (test-gpuemu-asan).
 test-gpuemu:
 	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compgen
 	$(GO) test -tags gpuemu -timeout 10m ./kernels ./engine
 	COMPGEN_EMU_HOSTILE=1 $(GO) test -count=1 -tags gpuemu -timeout 5m ./kernels
 	$(GO) test -tags gpuemu -timeout 5m -run 'TestDeviceCUDAEmulated' ./cmd/compgen
+	$(MAKE) --no-print-directory test-gpuemu-asan
+
+# test-gpuemu-asan runs the kernel tests on the emulator built with
+# AddressSanitizer, so a kernel that reads or writes outside its buffers
+# (on a GPU: an illegal-address fault, or silent corruption within an
+# allocation's rounding) fails with the kernel's source line. ASAN_PKGS=
+# "./kernels ./engine" adds the engine's GPU tests (about 5 minutes).
+# (-s=0 -w=0 keep the symbols go test strips, which ASan's report needs.)
+ASAN_PKGS ?= ./kernels
+ASAN_TEST = CGO_CXXFLAGS="-O1 -g -fsanitize=address" $(GO) test -count=1 -asan -ldflags='-s=0 -w=0' -tags gpuemu -timeout 20m
+test-gpuemu-asan:
+	$(ASAN_TEST) $(ASAN_PKGS)
+	COMPGEN_EMU_HOSTILE=1 $(ASAN_TEST) $(ASAN_PKGS)
 
 demo: build
 	./scripts/demo.sh

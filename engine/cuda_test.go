@@ -35,12 +35,23 @@ const (
 	fp32Tol = 1e-5 // FP32 GEMM, of the largest magnitude
 )
 
+// gpu opens the GPU backend for one test and closes it when the test ends,
+// failing the test if anything it ran left device memory allocated.
 func gpu(t testing.TB) engine.Backend {
 	t.Helper()
 	b, err := engine.Open(engine.Device{CUDA: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		c := b.(*engine.CUDA)
+		if err := c.Close(); err != nil {
+			t.Errorf("closing %s: %v", c.Name(), err)
+		}
+		if n, bytes := c.Dev.Live(); n != 0 {
+			t.Errorf("%d device buffers (%d bytes) still allocated after the test", n, bytes)
+		}
+	})
 	return b
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -99,6 +100,30 @@ func (d *Device) DownloadFloat64(x []float64, src Buf) error {
 	return d.copyOut(unsafe.Pointer(unsafe.SliceData(x)), src, int64(len(x))*8)
 }
 
+// liveCount counts a device's allocations not yet freed, so tests can check
+// that whatever allocates on the device gives it all back (Device.Live).
+type liveCount struct {
+	mu      sync.Mutex
+	buffers int
+	bytes   int64
+}
+
+func (c *liveCount) add(n int, bytes int64) {
+	c.mu.Lock()
+	c.buffers += n
+	c.bytes += bytes
+	c.mu.Unlock()
+}
+
+// Live returns the number and total size of the buffers allocated on the
+// device and not freed, the device's own scratch buffer included (Close
+// frees it).
+func (c *liveCount) Live() (buffers int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buffers, c.bytes
+}
+
 // scratchBuf returns a device buffer of at least bytes, grown as needed and
 // owned by the device; it is valid until the next call that uses scratch.
 func (d *Device) scratchBuf(bytes int64) (Buf, error) {
@@ -108,11 +133,12 @@ func (d *Device) scratchBuf(bytes int64) (Buf, error) {
 	if err := d.Sync(); err != nil {
 		return Buf{}, err
 	}
+	old := d.scratch.bytes
 	if err := d.Free(d.scratch); err != nil {
 		return Buf{}, err
 	}
 	d.scratch = Buf{}
-	b, err := d.AllocBytes(max(bytes, 2*d.scratch.bytes))
+	b, err := d.AllocBytes(max(bytes, 2*old))
 	if err != nil {
 		return Buf{}, err
 	}

@@ -45,6 +45,7 @@ type Device struct {
 	name    string
 	scratch Buf
 	blas    uintptr // cuBLAS handle, created on first GemmCublas use (cublas_cuda.go)
+	liveCount
 }
 
 // Open initialises GPU ordinal (0 for the first), loads the embedded PTX
@@ -148,6 +149,7 @@ func (d *Device) AllocBytes(bytes int64) (Buf, error) {
 			return fmt.Errorf("cuda: allocating %d bytes: %w", bytes, err)
 		}
 		b = Buf{p, bytes}
+		d.add(1, bytes)
 		return cu.MemsetD8Async(p, 0, max(bytes, 4), d.stream)
 	})
 	return b, err
@@ -158,7 +160,13 @@ func (d *Device) Free(b Buf) error {
 	if b.IsZero() {
 		return nil
 	}
-	return d.do(func() error { return cu.MemFree(b.ptr) })
+	return d.do(func() error {
+		if err := cu.MemFree(b.ptr); err != nil {
+			return err
+		}
+		d.add(-1, -b.bytes)
+		return nil
+	})
 }
 
 func (d *Device) copyIn(dst Buf, src unsafe.Pointer, bytes int64) error {

@@ -54,6 +54,7 @@ type Device struct {
 
 	mu      sync.Mutex
 	scratch Buf
+	liveCount
 }
 
 // HostileEnv names the environment variable that switches the emulator to
@@ -114,6 +115,7 @@ func (d *Device) AllocBytes(bytes int64) (Buf, error) {
 	if p == nil {
 		return Buf{}, fmt.Errorf("cuda: allocating %d bytes: out of memory", bytes)
 	}
+	d.add(1, bytes)
 	return Buf{devPtr(p), bytes}, nil
 }
 
@@ -121,6 +123,7 @@ func (d *Device) AllocBytes(bytes int64) (Buf, error) {
 func (d *Device) Free(b Buf) error {
 	if !b.IsZero() {
 		C.free(cptr(b.ptr))
+		d.add(-1, -b.bytes)
 	}
 	return nil
 }

@@ -64,6 +64,35 @@ emu_ctx_switch:
 .text
 )");
 
+// With AddressSanitizer (make test-gpuemu-asan), every switch between the
+// scheduler's stack and a fiber's is announced, or ASan takes the fibers'
+// frames for overflows of the scheduler's stack.
+#if defined(__SANITIZE_ADDRESS__)
+}  // namespace
+}  // namespace emu
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+namespace emu {
+namespace {
+const void* sched_bottom;  // the scheduler's stack, learnt on the first switch
+size_t sched_size;
+void* sched_fake;  // ASan's fake stack of the scheduler while a fiber runs
+void* fiber_fake;  // the running fiber's, while the scheduler runs
+void to_fiber(char* stack) { __sanitizer_start_switch_fiber(&sched_fake, stack, kStack); }
+void in_fiber() { __sanitizer_finish_switch_fiber(fiber_fake, &sched_bottom, &sched_size); }
+void to_sched(bool exiting) { __sanitizer_start_switch_fiber(exiting ? nullptr : &fiber_fake, sched_bottom, sched_size); }
+void in_sched() { __sanitizer_finish_switch_fiber(sched_fake, nullptr, nullptr); }
+// A reused fiber stack still carries the red zones of the frames that
+// were live when its last thread finished.
+void fresh_stack(char* stack) { ASAN_UNPOISON_MEMORY_REGION(stack, kStack); }
+#else
+void fresh_stack(char*) {}
+void to_fiber(char*) {}
+void in_fiber() {}
+void to_sched(bool) {}
+void in_sched() {}
+#endif
+
 std::mutex mu;
 void* sched_sp;
 std::vector<Fiber> fibers;
@@ -94,9 +123,11 @@ void fail(const std::string& m) {
 }
 
 [[noreturn]] void fiber_main() {
+  in_fiber();
   cur_thunk(cur_params);
   cur->wait = DONE;
   void* dead;
+  to_sched(true);
   emu_ctx_switch(&dead, sched_sp);
   __builtin_unreachable();
 }
@@ -104,6 +135,7 @@ void fail(const std::string& m) {
 // fiber_start lays out f's stack so that the first switch to it "returns"
 // into fiber_main with the stack aligned as after a call.
 void fiber_start(Fiber& f) {
+  fresh_stack(f.stack);
   uintptr_t top = (reinterpret_cast<uintptr_t>(f.stack) + kStack) & ~uintptr_t(15);
   void** p = reinterpret_cast<void**>(top);
   *--p = nullptr;                                     // fiber_main's return address (never used)
@@ -119,7 +151,9 @@ void yield(Wait w) {
   }
   Fiber* f = cur;
   f->wait = w;
+  to_sched(false);
   emu_ctx_switch(&f->sp, sched_sp);
+  in_fiber();
 }
 
 // run_fibers switches to every runnable fiber of [lo, hi) once, in
@@ -129,7 +163,9 @@ bool run_fibers(int lo, int hi) {
     int i = hostile ? hi - 1 - (k - lo) : k;
     if (fibers[i].wait != RUN) continue;
     cur = &fibers[i];
+    to_fiber(cur->stack);
     emu_ctx_switch(&sched_sp, cur->sp);
+    in_sched();
     if (!err.empty()) return false;
   }
   return true;
