@@ -189,10 +189,10 @@ int release_warp(int w, int n) {
 
 // run_block runs every thread of the current block to completion. By
 // default each pass advances every thread to its next barrier or shuffle,
-// so warps move in step. The hostile schedule runs one warp at a time, the
-// last first, up to its next __syncthreads: a warp that reads what another
-// warp writes without a barrier between sees the value from before the
-// write whichever side runs first in the default order.
+// so warps move in step and a read of a lower thread's earlier write
+// succeeds without a barrier. The hostile schedule runs one warp at a time,
+// the last first, each up to its next __syncthreads, so such a read comes
+// before the write; the default order catches reads of higher threads.
 bool run_block(int n) {
   if ((int)fibers.size() < n) fibers.resize(n);
   for (int i = 0; i < n; i++) {
