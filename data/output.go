@@ -19,9 +19,10 @@ type OutputSet struct {
 }
 
 type pendingFile struct {
-	dest string
-	tmp  *os.File
-	buf  *bufio.Writer
+	dest   string
+	tmp    *os.File // the temporary file, or dest itself when direct
+	buf    *bufio.Writer
+	direct bool // dest is a device or pipe (/dev/null, /dev/stdout): written in place
 }
 
 // NewOutputSet starts an empty set of pending files.
@@ -35,21 +36,41 @@ func (e *ErrExists) Error() string {
 }
 
 // CheckFree fails with *ErrExists if path exists and overwrite is false.
+// A device or pipe (/dev/null, /dev/stdout) holds no result to protect, so
+// it is always free.
 func CheckFree(path string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}
-	if _, err := os.Stat(path); err == nil {
+	if st, err := os.Stat(path); err == nil && !isStream(st) {
 		return &ErrExists{Path: path}
 	}
 	return nil
 }
+
+// isStream reports a destination that is written in place rather than
+// replaced: anything but a regular file or a folder. Renaming a temporary
+// file onto /dev/null would replace the device itself.
+func isStream(st os.FileInfo) bool { return !st.Mode().IsRegular() && !st.IsDir() }
 
 // Create opens a pending file for dest, creating dest's folder if needed.
 func (s *OutputSet) Create(dest string) (io.Writer, error) {
 	if err := CheckFree(dest, s.overwrite); err != nil {
 		s.Abort()
 		return nil, err
+	}
+	if st, err := os.Stat(dest); err == nil && st.IsDir() {
+		s.Abort()
+		return nil, fmt.Errorf("%s is a folder; name a file to write", dest)
+	} else if err == nil && isStream(st) {
+		f, err := os.OpenFile(dest, os.O_WRONLY, 0)
+		if err != nil {
+			s.Abort()
+			return nil, fmt.Errorf("open %s: %w", dest, err)
+		}
+		pf := &pendingFile{dest: dest, tmp: f, buf: bufio.NewWriterSize(f, 1<<20), direct: true}
+		s.files = append(s.files, pf)
+		return pf.buf, nil
 	}
 	dir := filepath.Dir(dest)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -73,6 +94,13 @@ func (s *OutputSet) Commit() error {
 			s.Abort()
 			return fmt.Errorf("write %s: %w", f.dest, err)
 		}
+		if f.direct {
+			if err := f.tmp.Close(); err != nil {
+				s.Abort()
+				return fmt.Errorf("write %s: %w", f.dest, err)
+			}
+			continue
+		}
 		// os.CreateTemp makes 0600 files; results are for sharing.
 		if err := f.tmp.Chmod(0o644); err != nil {
 			s.Abort()
@@ -90,9 +118,14 @@ func (s *OutputSet) Commit() error {
 		}
 	}
 	for i, f := range s.files {
+		if f.direct {
+			continue
+		}
 		if err := os.Rename(f.tmp.Name(), f.dest); err != nil {
 			for _, g := range s.files[i:] {
-				os.Remove(g.tmp.Name())
+				if !g.direct {
+					os.Remove(g.tmp.Name())
+				}
 			}
 			return fmt.Errorf("rename into %s: %w", f.dest, err)
 		}
@@ -105,7 +138,9 @@ func (s *OutputSet) Commit() error {
 func (s *OutputSet) Abort() {
 	for _, f := range s.files {
 		f.tmp.Close()
-		os.Remove(f.tmp.Name())
+		if !f.direct {
+			os.Remove(f.tmp.Name())
+		}
 	}
 	s.files = nil
 }
