@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
@@ -23,7 +24,14 @@ type CPU struct {
 	// compute, up to summation order, for checking the GPU's TF32 mode.
 	// It overrides BLAS for products.
 	TF32 bool
+
+	live atomic.Int64 // buffers allocated and not freed (Live)
 }
+
+// Live returns the number of buffers allocated and not yet freed: what a
+// GPU would still hold. Tests check that closing a model brings it back
+// to zero; freeing a view (which a GPU refuses) makes it negative.
+func (c *CPU) Live() int { return int(c.live.Load()) }
 
 // Name implements Backend.
 func (c *CPU) Name() string { return "cpu" }
@@ -37,12 +45,17 @@ func f32(b Buf) []float32 {
 func i32(b Buf) []int32   { return b.([]int32) }
 func f64(b Buf) []float64 { return b.([]float64) }
 
-func (c *CPU) Alloc(n int) (Buf, error)    { return make([]float32, n), nil }
-func (c *CPU) AllocInt(n int) (Buf, error) { return make([]int32, n), nil }
-func (c *CPU) AllocF64(n int) (Buf, error) { return make([]float64, n), nil }
+func (c *CPU) Alloc(n int) (Buf, error)    { c.live.Add(1); return make([]float32, n), nil }
+func (c *CPU) AllocInt(n int) (Buf, error) { c.live.Add(1); return make([]int32, n), nil }
+func (c *CPU) AllocF64(n int) (Buf, error) { c.live.Add(1); return make([]float64, n), nil }
 func (c *CPU) View(b Buf, off, n int) Buf  { return f32(b)[off : off+n : off+n] }
-func (c *CPU) Free(Buf)                    {}
-func (c *CPU) Sync() error                 { return nil }
+
+func (c *CPU) Free(b Buf) {
+	if b != nil {
+		c.live.Add(-1)
+	}
+}
+func (c *CPU) Sync() error { return nil }
 
 func (c *CPU) Upload(dst Buf, src []float32) error {
 	if d := f32(dst); len(d) < len(src) {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"compgen/engine"
 )
 
 func TestRepeatOf(t *testing.T) {
@@ -40,7 +39,7 @@ func TestRepeatOf(t *testing.T) {
 func TestEngineDecodeMemory(t *testing.T) {
 	m, _, ex := tinyModel(t, "relative", tinyRecords())
 	bt := MakeBatch([]*Example{&ex[0], &ex[1], &ex[2]}, 4, 4)
-	em, err := NewEngineModel(m, &engine.CPU{BLAS: true})
+	em, err := NewEngineModel(m, leakCheckedCPU(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"compgen/engine"
 )
 
 // gpt2Batch makes n left-padded-to-be sequences of lengths 3..maxLen over
@@ -46,14 +45,14 @@ func TestGPT2TrainerMatchesHost(t *testing.T) {
 	cfg := GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
 	tests := []struct {
 		name  string
-		be    engine.Backend
-		rows  int // sequences per batch
+		blas  bool // BLAS products, else the reference GEMM loops
+		rows  int  // sequences per batch
 		exact bool
 		tol   float64
 	}{
-		{"blas/small", &engine.CPU{BLAS: true}, 2, true, 0},
-		{"blas/128 rows", &engine.CPU{BLAS: true}, 8, false, 1e-5},
-		{"reference", &engine.CPU{}, 3, false, 3e-5}, // plain GEMM loops: other rounding
+		{"blas/small", true, 2, true, 0},
+		{"blas/128 rows", true, 8, false, 1e-5},
+		{"reference", false, 3, false, 3e-5}, // plain GEMM loops: other rounding
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +65,7 @@ func TestGPT2TrainerMatchesHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := NewGPT2Trainer(dev, tc.be, GPT2AdamW())
+			tr, err := NewGPT2Trainer(dev, leakCheckedCPU(t, tc.blas), GPT2AdamW())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +124,7 @@ func TestGPT2TrainerSnapshot(t *testing.T) {
 	cfg := GPT2Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 8, VocabSize: 12, LayerNormEpsilon: 1e-5}
 	m, _ := NewGPT2(cfg, 2)
 	start := m.Snapshot()
-	tr, err := NewGPT2Trainer(m, &engine.CPU{BLAS: true}, GPT2AdamW())
+	tr, err := NewGPT2Trainer(m, leakCheckedCPU(t, true), GPT2AdamW())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ type EngineLSTM struct {
 	dec   devArena     // decoding's buffers (Encode resets it)
 	ints  [5]intBuf    // uploaded ids and lengths (see the slot constants)
 	dints [5]intBuf    // decoding's ids and lengths
+	from  intBuf       // decoding's int32 [B] state rows to gather
 	enc   *lstmEncoded // the memory of the last Encode or uploaded memory
 }
 
@@ -197,6 +198,7 @@ func (e *EngineLSTM) Close() {
 	for i := range e.dints {
 		e.dints[i].free(e.b)
 	}
+	e.from.free(e.b)
 	for _, g := range append(e.grads, e.one, e.loss) {
 		if g != nil {
 			e.b.Free(g)

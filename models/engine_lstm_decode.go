@@ -27,7 +27,6 @@ type lstmEncoded struct {
 	cur        int       // the state set holding the last call's states
 	pos        int       // the states follow decoder inputs 0..pos; -1: none
 	rows       map[string]int
-	fromBuf    intBuf // int32 [B] state rows to gather
 	srcLenHost []int
 }
 
@@ -228,7 +227,8 @@ func (e *EngineLSTM) step(f *devPass, decIn []int, T, pos int, from []int, next 
 	if err != nil {
 		return nil, nil, err
 	}
-	fromBuf, err := enc.fromBuf.set(be, from)
+	// One buffer serves every memory, so Close frees it.
+	fromBuf, err := e.from.set(be, from)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -55,12 +55,26 @@ func engineLSTMCase(t *testing.T, i int) (*LSTM, *Batch) {
 // cpuEngineLSTM puts m on the engine's CPU backend for the test.
 func cpuEngineLSTM(t *testing.T, m *LSTM) *EngineLSTM {
 	t.Helper()
-	e, err := NewEngineLSTM(m, &engine.CPU{BLAS: true})
+	e, err := NewEngineLSTM(m, leakCheckedCPU(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
 	return e
+}
+
+// leakCheckedCPU returns an engine CPU backend that fails the test if any
+// buffer it allocated is still allocated when the test ends, after the
+// model's Close (a deferred call, or a cleanup registered later).
+func leakCheckedCPU(t *testing.T, blas bool) *engine.CPU {
+	t.Helper()
+	be := &engine.CPU{BLAS: blas}
+	t.Cleanup(func() {
+		if n := be.Live(); n != 0 {
+			t.Errorf("%d engine buffers still allocated after the model was closed", n)
+		}
+	})
+	return be
 }
 
 // closeTo reports whether got is within tol of want, relative to the
@@ -162,7 +176,7 @@ func TestEngineLSTMStep(t *testing.T) {
 		}
 		return out
 	}()})
-	e, err := NewEngineLSTMTrainer(m, &engine.CPU{BLAS: true}, ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
+	e, err := NewEngineLSTMTrainer(m, leakCheckedCPU(t, true), ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
 	if err != nil {
 		t.Fatal(err)
 	}
