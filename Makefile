@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-gpuemu test-gpuemu-asan demo bench bench-deps deps clean fmt vet
+.PHONY: all build test test-scripts test-gpuemu test-gpuemu-asan demo bench bench-deps deps clean fmt vet
 
 all: build
 
@@ -17,9 +17,21 @@ build: deps
 test: deps
 	$(GO) vet -tags '$(TAGS)' $(PKGS)
 	$(GO) test -tags '$(TAGS)' -timeout 15m $(PKGS)
+	$(MAKE) --no-print-directory test-scripts
 ifeq ($(findstring purego,$(TAGS)),)
 	$(MAKE) test-gpuemu
 endif
+
+# test-scripts runs the experiment scripts end to end at a toy size, so a
+# change to a command's flags or output cannot break them unnoticed.
+test-scripts: build
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	COMPGEN=$(BIN) POOL=300 SPLITS=2 TRAIN=60 DEV=10 TEST=20 STEPS=4 \
+		MODEL_FLAGS="--dim 16 --layers 1 --batch 8" \
+		./scripts/covr_easiness.sh data/scfg/testdata/tiny.txt "$$d/covr" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
+	for want in "rule full, n=4:" "rule random, n=2:" "first-error:"; do \
+		grep -q "$$want" "$$d/covr/summary.md" || { echo "test-scripts: covr_easiness.sh summary lacks \"$$want\""; cat "$$d/log"; exit 1; }; \
+	done; echo "test-scripts: covr_easiness.sh ok"
 
 # test-gpuemu runs the GPU path's tests (kernel parity, the engine's CUDA
 # backend, train/predict/finetune --device cuda against the CPU) with the
