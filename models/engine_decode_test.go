@@ -3,7 +3,6 @@ package models
 import (
 	"math"
 	"testing"
-
 )
 
 func TestRepeatOf(t *testing.T) {

@@ -3,7 +3,6 @@ package models
 import (
 	"math"
 	"testing"
-
 )
 
 // gpt2Batch makes n left-padded-to-be sequences of lengths 3..maxLen over
