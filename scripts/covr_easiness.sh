@@ -9,11 +9,14 @@
 #  2. Take SPLITS valid candidates, evenly spaced through the list, among
 #     those with enough train and test examples; for each, draw TRAIN train,
 #     DEV dev and TEST test examples at random (the paper: 3,000 and 500).
-#  3. Per split: train lstm-copy, predict the test examples (greedy, best
-#     dev checkpoint), compute every easiness rule and the first-error share.
-#  4. Over all splits together (ids prefixed with the split's index): the
-#     AUC of each rule; across splits: Pearson correlation of the mean 2-LS
-#     easiness and of the compound divergence with exact match.
+#  3. Per split: train each of MODELS, predict the test examples (greedy,
+#     best dev checkpoint), compute every easiness rule and the first-error
+#     share.
+#  4. Over all splits together (ids prefixed with the split's index): each
+#     model's exact match, their agreement (two or more models) and the AUC
+#     of each rule against the models' majority (§5.1; ties dropped);
+#     across splits: Pearson correlation of the mean 2-LS easiness and of
+#     the compound divergence with mean exact match.
 #
 # Resumable: every step whose output exists is skipped, so calling it again
 # with the same OUTDIR goes on where the last call stopped. OUTDIR/summary.md
@@ -21,7 +24,11 @@
 #
 #   COMPGEN=bin/compgen  POOL=20000  SPLITS=10  TRAIN=3000  DEV=300  TEST=500
 #   STEPS=1000  SEED=1 (pool, splits, draws and training)
-#   MODEL_FLAGS="--dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001"
+#   MODELS="lstm-copy"  any of compgen train's models; each trains in
+#                       s*/run-MODEL and predicts into s*/pred-MODEL.jsonl
+#   LSTM_FLAGS="--dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001"
+#   TRANSFORMER_FLAGS="--dim 128 --layers 2 --heads 4 --mlp 256 --dropout 0.1
+#                      --batch 64 --lr 0.001 --warmup 200"  (the other models)
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -38,7 +45,10 @@ DEV=${DEV:-300}
 TEST=${TEST:-500}
 STEPS=${STEPS:-1000}
 SEED=${SEED:-1}
-MODEL_FLAGS=${MODEL_FLAGS:---dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001}
+read -r -a models <<<"${MODELS:-lstm-copy}"
+LSTM_FLAGS=${LSTM_FLAGS:---dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001}
+TRANSFORMER_FLAGS=${TRANSFORMER_FLAGS:---dim 128 --layers 2 --heads 4 --mlp 256 --dropout 0.1 --batch 64 --lr 0.001 --warmup 200}
+flags_of() { case $1 in lstm-*) echo "$LSTM_FLAGS" ;; *) echo "$TRANSFORMER_FLAGS" ;; esac; }
 
 [ -f "$grammar" ] || { echo "covr_easiness: no grammar file $grammar" >&2; exit 2; }
 [ -x "$B" ] || { echo "covr_easiness: no compgen binary at $B (run make build or set COMPGEN)" >&2; exit 2; }
@@ -74,20 +84,24 @@ for k in "${picked[@]}"; do
 		name=${f%%:*}
 		done_ "$d/$name.jsonl" || "$B" select --pool "$d/split/$name.jsonl" --budget "${f#*:}" --strategy random --seed "$SEED" --out "$d/$name.jsonl" >/dev/null
 	done
-	if ! done_ "$d/run/best.safetensors"; then
-		# shellcheck disable=SC2086 # MODEL_FLAGS is a list of flags
-		"$B" train --model lstm-copy --train "$d/train.jsonl" --dev "$d/dev.jsonl" --out "$d/run" --force \
-			$MODEL_FLAGS --steps "$STEPS" --eval-every $((STEPS / 4)) --eval-limit "$DEV" --seed "$SEED" >"$d/train.log" 2>&1
-	fi
-	done_ "$d/pred.jsonl" || "$B" predict --run "$d/run" --in "$d/test.jsonl" --out "$d/pred.jsonl" 2>>"$d/train.log"
+	preds=()
+	for m in "${models[@]}"; do
+		if ! done_ "$d/run-$m/best.safetensors"; then
+			# shellcheck disable=SC2046 # the flags are a list
+			"$B" train --model "$m" --train "$d/train.jsonl" --dev "$d/dev.jsonl" --out "$d/run-$m" --force \
+				$(flags_of "$m") --steps "$STEPS" --eval-every $((STEPS / 4)) --eval-limit "$DEV" --seed "$SEED" >"$d/train-$m.log" 2>&1
+		fi
+		done_ "$d/pred-$m.jsonl" || "$B" predict --run "$d/run-$m" --in "$d/test.jsonl" --out "$d/pred-$m.jsonl" 2>>"$d/train-$m.log"
+		preds+=(--pred "$d/pred-$m.jsonl")
+		echo "covr_easiness: split $k, $m: $("$B" eval --gold "$d/test.jsonl" --pred "$d/pred-$m.jsonl" --json | tr -d '\n ' | head -c 200)"
+	done
 	for r in "${rules[@]}"; do
 		set -- $r
 		done_ "$d/easiness-$1-$2.jsonl" || "$B" easiness --train "$d/train.jsonl" --test "$d/test.jsonl" --tree bracketed \
 			--variant "$1" --n "$2" --seed "$SEED" --out "$d/easiness-$1-$2.jsonl" >/dev/null
 	done
 	cp "$d/easiness-full-2.jsonl" "$d/easiness.jsonl"
-	"$B" first-error --train "$d/train.jsonl" --gold "$d/test.jsonl" --pred "$d/pred.jsonl" --tree bracketed --json >"$d/first-error.json"
-	echo "covr_easiness: split $k: $("$B" eval --gold "$d/test.jsonl" --pred "$d/pred.jsonl" --json | tr -d '\n ' | head -c 200)"
+	"$B" first-error --train "$d/train.jsonl" --gold "$d/test.jsonl" "${preds[@]}" --tree bracketed --json >"$d/first-error.json"
 done
 
 # All test instances together, ids made unique by the split's index.
@@ -95,18 +109,27 @@ all=$out/all
 mkdir -p "$all"
 prefix() { sed "s/^{\"id\":\"/{\"id\":\"s$2:/" "$1"; }
 : >"$all/test.jsonl"
-: >"$all/pred.jsonl"
+allpreds=()
+for m in "${models[@]}"; do
+	: >"$all/pred-$m.jsonl"
+	allpreds+=(--pred "$all/pred-$m.jsonl")
+done
 for k in "${picked[@]}"; do
 	prefix "$out/s$k/test.jsonl" "$k" >>"$all/test.jsonl"
-	prefix "$out/s$k/pred.jsonl" "$k" >>"$all/pred.jsonl"
+	for m in "${models[@]}"; do prefix "$out/s$k/pred-$m.jsonl" "$k" >>"$all/pred-$m.jsonl"; done
 done
 {
-	echo "# COVR grammar splits: lstm-copy, $SPLITS splits, seed $SEED"
+	echo "# COVR grammar splits: ${models[*]}, $SPLITS splits, seed $SEED"
 	echo
-	echo "Splits ${picked[*]} of $out/candidates.txt; $TRAIN train, $DEV dev, $TEST test examples each; $STEPS steps, $MODEL_FLAGS."
+	echo "Splits ${picked[*]} of $out/candidates.txt; $TRAIN train, $DEV dev, $TEST test examples each; $STEPS steps."
+	for m in "${models[@]}"; do echo "$m: $(flags_of "$m")"; done
 	echo
 	echo '```'
-	"$B" eval --gold "$all/test.jsonl" --pred "$all/pred.jsonl"
+	for m in "${models[@]}"; do
+		echo "$m:"
+		"$B" eval --gold "$all/test.jsonl" --pred "$all/pred-$m.jsonl"
+	done
+	[ "${#models[@]}" -lt 2 ] || "$B" agree --gold "$all/test.jsonl" "${allpreds[@]}"
 	echo
 	for r in "${rules[@]}"; do
 		set -- $r
@@ -117,13 +140,15 @@ done
 		echo "rule $1, n=$2:"
 		# An AUC needs right and wrong predictions, a correlation some
 		# spread: say so in the summary rather than stop.
-		"$B" auc --easiness "$all/easiness-$1-$2.jsonl" --gold "$all/test.jsonl" --pred "$all/pred.jsonl" 2>&1 || true
+		"$B" auc --easiness "$all/easiness-$1-$2.jsonl" --gold "$all/test.jsonl" "${allpreds[@]}" 2>&1 || true
 	done
 	echo
 	dirs=()
 	for k in "${picked[@]}"; do dirs+=(--split "$out/s$k"); done
-	"$B" correlate "${dirs[@]}" --pred pred.jsonl --x easiness 2>&1 || true
-	"$B" correlate "${dirs[@]}" --pred pred.jsonl --x divergence 2>&1 || true
+	names=()
+	for m in "${models[@]}"; do names+=(--pred "pred-$m.jsonl"); done
+	"$B" correlate "${dirs[@]}" "${names[@]}" --x easiness 2>&1 || true
+	"$B" correlate "${dirs[@]}" "${names[@]}" --x divergence 2>&1 || true
 	echo
 	for k in "${picked[@]}"; do echo "split $k first-error: $(tr -d '\n ' <"$out/s$k/first-error.json")"; done
 	echo '```'
