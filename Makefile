@@ -1,6 +1,6 @@
-# compgen: see README.md. Every target installs what it needs.
+# compbench: see README.md. Every target installs what it needs.
 GO ?= go
-BIN := bin/compgen
+BIN := bin/compbench
 PKGS := ./...
 # TAGS=purego builds with gonum's pure-Go BLAS: no C compiler, no OpenBLAS.
 TAGS ?=
@@ -12,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 all: build
 
 build: deps
-	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/compgen
+	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/compbench
 
 test: deps
 	$(GO) vet -tags '$(TAGS)' $(PKGS)
@@ -26,7 +26,7 @@ endif
 # change to a command's flags or output cannot break them unnoticed.
 test-scripts: build
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
-	COMPGEN=$(BIN) POOL=300 SPLITS=2 TRAIN=60 DEV=10 TEST=20 STEPS=4 \
+	COMPBENCH=$(BIN) POOL=300 SPLITS=2 TRAIN=60 DEV=10 TEST=20 STEPS=4 \
 		MODELS="lstm-copy transformer" LSTM_FLAGS="--dim 16 --layers 1 --batch 8" TRANSFORMER_FLAGS="--dim 16 --layers 1 --heads 2 --mlp 32 --batch 8" \
 		./scripts/covr_easiness.sh data/scfg/testdata/tiny.txt "$$d/covr" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
 	for want in "rule full, n=4:" "rule random, n=2:" "first-error:" "agreement"; do \
@@ -42,10 +42,10 @@ test-scripts: build
 # starting as NaN), which turns a missing barrier into a parity failure,
 # and again built with AddressSanitizer (test-gpuemu-asan).
 test-gpuemu:
-	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compgen
+	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compbench
 	$(GO) test -tags gpuemu -timeout 10m ./kernels ./engine
-	COMPGEN_EMU_HOSTILE=1 $(GO) test -count=1 -tags gpuemu -timeout 5m ./kernels
-	$(GO) test -tags gpuemu -timeout 5m -run 'TestDeviceCUDAEmulated' ./cmd/compgen
+	COMPBENCH_EMU_HOSTILE=1 $(GO) test -count=1 -tags gpuemu -timeout 5m ./kernels
+	$(GO) test -tags gpuemu -timeout 5m -run 'TestDeviceCUDAEmulated' ./cmd/compbench
 	$(MAKE) --no-print-directory test-gpuemu-asan
 
 # test-gpuemu-asan runs the kernel tests on the emulator built with
@@ -58,7 +58,7 @@ ASAN_PKGS ?= ./kernels
 ASAN_TEST = CGO_CXXFLAGS="-O1 -g -fsanitize=address" $(GO) test -count=1 -asan -ldflags='-s=0 -w=0' -tags gpuemu -timeout 20m
 test-gpuemu-asan:
 	$(ASAN_TEST) $(ASAN_PKGS)
-	COMPGEN_EMU_HOSTILE=1 $(ASAN_TEST) $(ASAN_PKGS)
+	COMPBENCH_EMU_HOSTILE=1 $(ASAN_TEST) $(ASAN_PKGS)
 
 demo: build
 	./scripts/demo.sh

@@ -1,4 +1,4 @@
-module compgen
+module compbench
 
 go 1.26.8
 

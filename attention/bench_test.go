@@ -3,9 +3,9 @@ package attention
 import (
 	"testing"
 
-	"compgen/blas"
-	"compgen/data"
-	"compgen/ops"
+	"compbench/blas"
+	"compbench/data"
+	"compbench/ops"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"compgen/ops"
+	"compbench/ops"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

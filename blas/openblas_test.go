@@ -11,7 +11,7 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// After Use, OpenBLAS's workers run with compgen's spin timeout, or the
+// After Use, OpenBLAS's workers run with compbench's spin timeout, or the
 // user's OPENBLAS_THREAD_TIMEOUT, and a product split across its restarted
 // threads is still right.
 func TestSpinTimeout(t *testing.T) {

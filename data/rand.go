@@ -2,11 +2,11 @@ package data
 
 import "math/rand/v2"
 
-// NewRand returns compgen's seeded generator. Every random choice in the
+// NewRand returns compbench's seeded generator. Every random choice in the
 // project flows from one of these, so the same --seed gives the same bytes
 // on every machine and Go version (PCG is specified exactly).
 func NewRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x636f6d7067656e)) // "compgen"
+	return rand.New(rand.NewPCG(seed, 0x636f6d7067656e)) // "compbench"
 }
 
 // SubRand derives an independent generator for a named sub-stream, so adding

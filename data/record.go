@@ -9,7 +9,7 @@ import (
 
 // Record is one example. Every record has ID, Input and Output; the other
 // fields belong to particular domains and are omitted when empty. Fields that
-// compgen does not know (CFQ's, a user's own) are kept in Extra and written
+// compbench does not know (CFQ's, a user's own) are kept in Extra and written
 // back unchanged, so re-splitting a dataset never loses information.
 type Record struct {
 	// ID is unique within a file.

@@ -1,6 +1,6 @@
 package engine
 
-import "compgen/kernels"
+import "compbench/kernels"
 
 // Buf is a backend's handle to a buffer in its memory: a slice on the CPU,
 // a device pointer on the GPU.

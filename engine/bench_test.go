@@ -6,10 +6,10 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/blas"
-	"compgen/engine"
-	"compgen/models"
-	"compgen/train"
+	"compbench/blas"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/train"
 )
 
 // The benchmark batch is train's (train/bench_test.go): the paper-size

@@ -8,8 +8,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/kernels"
-	"compgen/ops"
+	"compbench/kernels"
+	"compbench/ops"
 )
 
 // Options steer compilation.
@@ -204,21 +204,21 @@ func (c *compiler) node(n *G.Node, isInput bool) error {
 		return err
 	}
 	st.Out = out
-	if st.Op == OpCompgen && st.Info.Kind == ops.KindDropout {
+	if st.Op == OpCompbench && st.Info.Kind == ops.KindDropout {
 		st.Aux = c.aux(n, "mask")
 		c.masks[dropKey{st.Info.Drop, st.Info.DropID}] = st.Aux
 	}
-	if st.Op == OpCompgen && st.Info.Kind == ops.KindDropoutGrad {
+	if st.Op == OpCompbench && st.Info.Kind == ops.KindDropoutGrad {
 		mask, ok := c.masks[dropKey{st.Info.Drop, st.Info.DropID}]
 		if !ok {
 			return fmt.Errorf("dropout gradient before its forward op")
 		}
 		st.In = append(st.In, mask)
 	}
-	if st.Op == OpCompgen {
+	if st.Op == OpCompbench {
 		c.bound(&st)
 	}
-	if st.Op == OpCompgen && (st.Info.Kind == ops.KindRelBias || st.Info.Kind == ops.KindRelBiasGrad) {
+	if st.Op == OpCompbench && (st.Info.Kind == ops.KindRelBias || st.Info.Kind == ops.KindRelBiasGrad) {
 		st.In = append(st.In, c.intConst(n, st.Info.Buckets))
 	}
 	c.p.Steps = append(c.p.Steps, st)
@@ -308,7 +308,7 @@ func (c *compiler) lower(st *Step, typ string, op G.Op, n *G.Node, in []*G.Node)
 			st.Op, st.Gemm = OpGemm, plainGemm(true, false, info.In, info.Out, info.N)
 			return used, nil
 		}
-		st.Op, st.Info = OpCompgen, info
+		st.Op, st.Info = OpCompbench, info
 		st.Sizes[0] = shape.TotalSize()
 		for k, x := range in {
 			if !used[k] {

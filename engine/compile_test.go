@@ -8,12 +8,12 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/data"
-	"compgen/ops"
+	"compbench/data"
+	"compbench/ops"
 )
 
 // smallGraph builds a training graph touching the Gorgonia built-ins and
-// compgen ops of a Transformer outside attention: embedding, matrix product
+// compbench ops of a Transformer outside attention: embedding, matrix product
 // with broadcast bias, ReLU by Rectify, dropout, LayerNorm, ops.Linear,
 // GELU, ops.Add, ops.AddBias, ops.ReLU and the fused cross-entropy.
 func smallGraph(t *testing.T, n, d, v int) (loss *G.Node, grads G.Nodes, inputs []*G.Node, vm G.VM, src *ops.DropoutSource) {

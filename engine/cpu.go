@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // CPU runs the kernels' pure-Go references (package kernels): the same

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // CUDABuilt says whether this binary has the CUDA backend (build tag gpu).
@@ -22,14 +22,14 @@ type CUDA struct {
 }
 
 func openCUDA(ordinal int) (Backend, error) {
-	mode, err := kernels.ParseGemmMode(os.Getenv("COMPGEN_GEMM"))
+	mode, err := kernels.ParseGemmMode(os.Getenv("COMPBENCH_GEMM"))
 	if err != nil {
-		return nil, fmt.Errorf("COMPGEN_GEMM: %w", err)
+		return nil, fmt.Errorf("COMPBENCH_GEMM: %w", err)
 	}
 	if mode == kernels.GemmCublas {
 		// Fail at open, not at the first product.
 		if _, err := kernels.LoadCublas(); err != nil {
-			return nil, fmt.Errorf("COMPGEN_GEMM=cublas: %w", err)
+			return nil, fmt.Errorf("COMPBENCH_GEMM=cublas: %w", err)
 		}
 	}
 	d, err := kernels.Open(ordinal)

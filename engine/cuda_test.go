@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"compgen/engine"
-	"compgen/kernels"
-	"compgen/models"
-	"compgen/train"
+	"compbench/engine"
+	"compbench/kernels"
+	"compbench/models"
+	"compbench/train"
 )
 
 // GPU checks of the engine (build tag gpu; without a GPU the test binary
-// exits 0 in kernels/cudaguard, COMPGEN_REQUIRE_GPU=1 makes that a failure).
+// exits 0 in kernels/cudaguard, COMPBENCH_REQUIRE_GPU=1 makes that a failure).
 //
 // Products run in two modes. With the FP32 GEMM every kernel is exact up to
 // summation order, so results agree with the TapeMachine within 1e-5 of

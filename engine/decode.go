@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // Decoding kernels: what incremental decoding (models/engine_decode.go)

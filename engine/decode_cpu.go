@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // LogSoftmax implements DecodeBackend.

@@ -2,7 +2,7 @@
 
 package engine
 
-import "compgen/kernels"
+import "compbench/kernels"
 
 // LogSoftmax implements DecodeBackend.
 func (c *CUDA) LogSoftmax(n, v int, x, y Buf) error { return c.Dev.LogSoftmax(n, v, kb(x), kb(y)) }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"compgen/models"
-	"compgen/train"
+	"compbench/models"
+	"compbench/train"
 )
 
 // TestGPUDecodeStepLogits: incremental decoding steps on the GPU (cache

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/engine"
-	"compgen/models"
-	"compgen/train"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/train"
 )
 
 // decodeVariants cover absolute positions, relative biases and the

@@ -43,8 +43,8 @@ func ParseDevice(s string) (Device, error) {
 			d.Ordinal = n
 		}
 		if !CUDABuilt {
-			return Device{}, fmt.Errorf("device %q: this compgen binary was built without CUDA support; "+
-				"rebuild it with `go build -tags %s ./cmd/compgen` (needs the CUDA toolkit: `make cuda-toolkit`)", s, BuildTag)
+			return Device{}, fmt.Errorf("device %q: this compbench binary was built without CUDA support; "+
+				"rebuild it with `go build -tags %s ./cmd/compbench` (needs the CUDA toolkit: `make cuda-toolkit`)", s, BuildTag)
 		}
 		return d, nil
 	}

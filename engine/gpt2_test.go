@@ -6,8 +6,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/engine"
-	"compgen/models"
+	"compbench/engine"
+	"compbench/models"
 )
 
 // TestGPT2StepMatchesTapeMachine: a GPT-2 training step's loss and

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/models"
+	"compbench/models"
 )
 
 // TestGPT2EngineScores: GPT-2 token log-probabilities on the engine agree

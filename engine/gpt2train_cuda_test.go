@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"compgen/models"
+	"compbench/models"
 )
 
 // TestGPUGPT2TrainSteps: three AdamW fine-tuning steps of GPT-2 on the GPU

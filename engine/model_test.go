@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"compgen/models"
-	"compgen/train"
+	"compbench/models"
+	"compbench/train"
 )
 
 // TestEngineModelSeq2Seq: the engine-backed model answers Loss, Encode and

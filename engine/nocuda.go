@@ -8,5 +8,5 @@ import "fmt"
 const CUDABuilt = false
 
 func openCUDA(ordinal int) (Backend, error) {
-	return nil, fmt.Errorf("cuda:%d: this compgen binary was built without CUDA support; rebuild it with `go build -tags %s ./cmd/compgen`", ordinal, BuildTag)
+	return nil, fmt.Errorf("cuda:%d: this compbench binary was built without CUDA support; rebuild it with `go build -tags %s ./cmd/compbench`", ordinal, BuildTag)
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/kernels"
-	"compgen/ops"
+	"compbench/kernels"
+	"compbench/ops"
 )
 
 // Weights hold a model's parameters in backend memory, named as the graph's parameter nodes so machines of every batch shape

@@ -3,7 +3,7 @@ package engine
 import (
 	"slices"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // MultiTensor is a backend that runs the optimizer over a list of tensors

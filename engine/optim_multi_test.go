@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // fakeMulti records the lists made and freed; its handles are serial

@@ -3,7 +3,7 @@ package engine
 import (
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // checkPlacement fails when two intervals live at the same step share

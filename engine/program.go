@@ -5,14 +5,14 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/kernels"
-	"compgen/ops"
+	"compbench/kernels"
+	"compbench/ops"
 )
 
 // Op is what one step computes.
 type Op int
 
-// The step ops. OpCompgen runs the compgen op named by the step's Info.Kind.
+// The step ops. OpCompbench runs the compbench op named by the step's Info.Kind.
 const (
 	OpGemm      Op = iota // C = alpha op(A) op(B), batched; Step.Gemm
 	OpLinear              // ops.Linear forward: C = x W, after bias rows when it has a bias
@@ -20,10 +20,10 @@ const (
 	OpRepeat              // y [N, D] = b [D] on every row (Gorgonia's Repeat along axis 0)
 	OpSum                 // y [D] = sum of the rows of x [N, D] (Gorgonia's Σ along axis 0)
 	OpTranspose           // y [C, R] = xᵀ for x [R, C]
-	OpCompgen             // a compgen op (package ops)
+	OpCompbench             // a compbench op (package ops)
 )
 
-var opNames = [...]string{"Gemm", "Linear", "Binary", "Repeat", "Sum", "Transpose", "Compgen"}
+var opNames = [...]string{"Gemm", "Linear", "Binary", "Repeat", "Sum", "Transpose", "Compbench"}
 
 func (o Op) String() string {
 	if o < 0 || int(o) >= len(opNames) {
@@ -34,7 +34,7 @@ func (o Op) String() string {
 
 // Step is one kernel call of a Program.
 type Step struct {
-	// Op is the computation; Info the compgen op's parameters (OpCompgen).
+	// Op is the computation; Info the compbench op's parameters (OpCompbench).
 	Op   Op
 	Info ops.Info
 	// In are the input buffer ids, Out the output's; Aux is a second output
@@ -56,7 +56,7 @@ type Step struct {
 func (s *Step) String() string {
 	name := s.Op.String()
 	switch s.Op {
-	case OpCompgen:
+	case OpCompbench:
 		name = s.Info.Kind.String()
 	case OpBinary:
 		name = s.Bin.String()

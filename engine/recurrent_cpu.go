@@ -1,6 +1,6 @@
 package engine
 
-import "compgen/kernels"
+import "compbench/kernels"
 
 // LSTMGates implements RecurrentBackend.
 func (c *CPU) LSTMGates(n, h int, z, hPrev, cPrev, mask, hOut, cOut, tanhC Buf) error {

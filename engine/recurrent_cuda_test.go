@@ -5,8 +5,8 @@ package engine_test
 import (
 	"testing"
 
-	"compgen/data"
-	"compgen/engine"
+	"compbench/data"
+	"compbench/engine"
 )
 
 // recRun uploads inputs to one backend and downloads its outputs.

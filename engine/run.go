@@ -7,8 +7,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/kernels"
-	"compgen/ops"
+	"compbench/kernels"
+	"compbench/ops"
 )
 
 // Machine is a Program bound to a Backend: persistent buffers allocated and
@@ -207,7 +207,7 @@ func (m *Machine) step(st *Step) error {
 		return b.SumRows(st.Sizes[0], st.Sizes[1], in(0), out)
 	case OpTranspose:
 		return b.Transpose2D(st.Sizes[0], st.Sizes[1], in(0), out)
-	case OpCompgen:
+	case OpCompbench:
 	default:
 		return fmt.Errorf("unknown op %v", st.Op)
 	}

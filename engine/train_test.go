@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"compgen/models"
-	"compgen/train"
+	"compbench/models"
+	"compbench/train"
 )
 
 // TestEngineTrainingMatchesTrainLoop: five steps of train's loop (Loss,

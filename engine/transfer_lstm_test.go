@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"compgen/engine"
-	"compgen/models"
-	"compgen/train"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/train"
 )
 
 // countingRecurrent is counting over a backend with the recurrent kernels,

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"compgen/engine"
-	"compgen/models"
-	"compgen/train"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/train"
 )
 
 // counting wraps a backend and counts host-device transfers and

@@ -6,9 +6,9 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/data"
-	"compgen/engine"
-	"compgen/models"
+	"compbench/data"
+	"compbench/engine"
+	"compbench/models"
 )
 
 func records() []data.Record {

@@ -3,7 +3,7 @@ package eval
 import (
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // BenchmarkAgreement1M: agreement and random agreement over 1,000,000

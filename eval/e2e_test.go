@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/scfg"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/scfg"
+	"compbench/data/structure"
 )
 
 func hasRule(t *data.Tree, rule string) bool {

@@ -8,8 +8,8 @@ import (
 	"math"
 	"os"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // EasinessLine is one line of an easiness file.

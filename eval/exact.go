@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"compgen/data/robustfill"
+	"compbench/data/robustfill"
 )
 
 // Options say how a prediction is judged.

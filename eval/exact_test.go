@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func gold(pairs ...string) []data.Record {

@@ -3,8 +3,8 @@ package eval
 import (
 	"strings"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // Symbols returns the program symbols of an output in order: tokens split

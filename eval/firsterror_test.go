@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 func tn(label string, ch ...*data.Tree) *data.Tree { return &data.Tree{Label: label, Children: ch} }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Pair is a gold record and its prediction.

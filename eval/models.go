@@ -3,7 +3,7 @@ package eval
 import (
 	"fmt"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Models scores several prediction files against the same gold records

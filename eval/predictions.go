@@ -8,7 +8,7 @@ import (
 	"os"
 	"strconv"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Prediction is one line of a predictions file:

@@ -1,4 +1,4 @@
-// Shared helpers of compgen's kernels. Every kernel is extern "C" so the Go
+// Shared helpers of compbench's kernels. Every kernel is extern "C" so the Go
 // launchers find it by name in the PTX module.
 #pragma once
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// COMPGEN_GEMM=cublas on the emulator must fail, not run the WMMA kernel.
+// COMPBENCH_GEMM=cublas on the emulator must fail, not run the WMMA kernel.
 func TestCublasRefusedByEmulator(t *testing.T) {
 	mode, err := ParseGemmMode("cublas")
 	if err != nil || mode != GemmCublas {

@@ -51,7 +51,7 @@ const (
 )
 
 // ParseGemmMode reads a GEMM mode name: "auto", "tf32", "fp32" or "cublas" (the
-// COMPGEN_GEMM environment variable, for benchmarks and for telling TF32
+// COMPBENCH_GEMM environment variable, for benchmarks and for telling TF32
 // rounding from bugs).
 func ParseGemmMode(s string) (GemmMode, error) {
 	switch s {

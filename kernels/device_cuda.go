@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	// Must come before gorgonia.org/cu's init: see its doc comment.
-	_ "compgen/kernels/cudaguard"
+	_ "compbench/kernels/cudaguard"
 
 	"gorgonia.org/cu"
 )

@@ -2,7 +2,7 @@
 
 package kernels
 
-// #cgo CXXFLAGS: -std=c++17 -O2 -DCOMPGEN_EMU
+// #cgo CXXFLAGS: -std=c++17 -O2 -DCOMPBENCH_EMU
 // #include <stdlib.h>
 // #include <string.h>
 // int emu_launch(const char* name, const char* sig, int gx, int gy, int gz, int bx, int by, int bz,
@@ -63,7 +63,7 @@ type Device struct {
 // whose result depends on the order the default schedule happens to use
 // (a missing barrier, a read of another block's output, shared memory read
 // before it is written) computes something else and fails its parity test.
-const HostileEnv = "COMPGEN_EMU_HOSTILE"
+const HostileEnv = "COMPBENCH_EMU_HOSTILE"
 
 // Open returns the emulated device; only ordinal 0 exists.
 func Open(ordinal int) (*Device, error) {

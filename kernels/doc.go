@@ -1,4 +1,4 @@
-// Package kernels holds compgen's CUDA kernels (kernels/*.cu, compiled to
+// Package kernels holds compbench's CUDA kernels (kernels/*.cu, compiled to
 // the PTX committed under kernels/ptx) and, beside each kernel, a pure-Go CPU
 // reference named XxxRef. The references are the one implementation of that
 // arithmetic on the CPU: the Gorgonia ops of package ops call them for their

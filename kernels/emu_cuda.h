@@ -1,4 +1,4 @@
-// Host emulation (build tag gpuemu) of the CUDA C++ subset that compgen's kernels use, so the
+// Host emulation (build tag gpuemu) of the CUDA C++ subset that compbench's kernels use, so the
 // kernel sources (kernels/*.cu) compile as ordinary C++ and run on the CPU
 // under the build tag gpuemu. Each emulated thread is a fiber; a block runs
 // its fibers round-robin (or, on the hostile schedule, warp by warp in

@@ -5,7 +5,7 @@
 // accumulation; sm_80 and later). gemm_f32 is the FP32 SIMT path for older
 // devices and for callers that need full FP32 products. Both take any shape:
 // tiles are loaded through shared memory with zero padding at the edges.
-#ifdef COMPGEN_EMU
+#ifdef COMPBENCH_EMU
 #include "emu_mma.h"  // host emulation of WMMA (build tag gpuemu)
 #else
 #include <mma.h>

@@ -16,14 +16,14 @@ import (
 // same way (RoundTF32).
 //
 // Without a GPU the test binary exits 0 in cudaguard's init (skipped);
-// COMPGEN_REQUIRE_GPU=1 makes that a failure.
+// COMPBENCH_REQUIRE_GPU=1 makes that a failure.
 
 var dev *Device
 
 func TestMain(m *testing.M) {
 	var err error
 	if dev, err = Open(0); err != nil {
-		os.Stderr.WriteString("compgen/kernels: " + err.Error() + "\n")
+		os.Stderr.WriteString("compbench/kernels: " + err.Error() + "\n")
 		os.Exit(1)
 	}
 	code := m.Run()

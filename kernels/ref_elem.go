@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/vecmath"
+	"compbench/vecmath"
 )
 
 // BinOp is an elementwise binary operation of BinaryRef.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"compgen/vecmath"
+	"compbench/vecmath"
 )
 
 // CEParams are the constants of ops.SoftmaxCrossEntropy.

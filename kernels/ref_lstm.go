@@ -3,7 +3,7 @@ package kernels
 import (
 	"math"
 
-	"compgen/vecmath"
+	"compbench/vecmath"
 )
 
 // Kernels of the recurrent models (models/lstm*.go): the LSTM cell of

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // The ops of package ops run these references on their tensors' slices, so

@@ -7,9 +7,9 @@ import (
 	"math"
 	"time"
 
-	"compgen/data"
-	"compgen/models"
-	"compgen/progress"
+	"compbench/data"
+	"compbench/models"
+	"compbench/progress"
 )
 
 // FoldConfig is the k-fold fine-tuning of Godbole & Jia (§3.2, App. A.2,

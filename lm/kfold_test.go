@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/engine"
-	"compgen/models"
+	"compbench/data"
+	"compbench/engine"
+	"compbench/models"
 )
 
 func TestScoreFolds(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"compgen/data"
-	"compgen/progress"
+	"compbench/data"
+	"compbench/progress"
 )
 
 // ScoreConfig says what to score and how.

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"compgen/data"
-	"compgen/models"
+	"compbench/data"
+	"compbench/models"
 )
 
 var fixture struct {

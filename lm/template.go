@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Template is a prompt such as "write a database question: {query}"

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
-	"compgen/models"
+	"compbench/data"
+	"compbench/models"
 )
 
 func TestCompactVocab(t *testing.T) {

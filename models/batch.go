@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Example is one record as token ids.

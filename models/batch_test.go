@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func TestBatches(t *testing.T) {

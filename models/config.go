@@ -1,4 +1,4 @@
-// Package models holds compgen's sequence-to-sequence models: the
+// Package models holds compbench's sequence-to-sequence models: the
 // encoder-decoder Transformer of Vaswani et al. as configured by Shi et al.
 // (2023, §4-5 and App. C) and Keysers et al. (2020, App. E), its relative
 // attention, separator and decompositional-mask variants, together with the
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"sort"
 
-	"compgen/attention"
+	"compbench/attention"
 )
 
 // Config describes one Transformer. Every field is saved in the run's

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/attention"
-	"compgen/engine"
-	"compgen/kernels"
-	"compgen/ops"
+	"compbench/attention"
+	"compbench/engine"
+	"compbench/kernels"
+	"compbench/ops"
 )
 
 // Incremental decoding on an engine backend: the decoder of incremental.go

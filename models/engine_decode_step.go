@@ -3,7 +3,7 @@ package models
 import (
 	"fmt"
 
-	"compgen/kernels"
+	"compbench/kernels"
 )
 
 // The engine decoder's steps (engine_decode.go): the logits, the greedy

@@ -5,8 +5,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/engine"
-	"compgen/kernels"
+	"compbench/engine"
+	"compbench/kernels"
 )
 
 // GPT2Engine scores with GPT-2 on an engine backend (the GPU): the

@@ -5,8 +5,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/engine"
-	"compgen/ops"
+	"compbench/engine"
+	"compbench/ops"
 )
 
 // GPT2Trainer fine-tunes GPT-2 on an engine backend with the semantics of

@@ -5,7 +5,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/ops"
+	"compbench/ops"
 )
 
 // GraphView exposes one of the Transformer's compiled Gorgonia graphs to an

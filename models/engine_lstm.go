@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/engine"
-	"compgen/kernels"
-	"compgen/ops"
+	"compbench/engine"
+	"compbench/kernels"
+	"compbench/ops"
 )
 
 // EngineLSTM runs an LSTM model (lstm-attention, lstm-copy; Keysers et al.

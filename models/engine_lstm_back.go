@@ -3,8 +3,8 @@ package models
 import (
 	"fmt"
 
-	"compgen/engine"
-	"compgen/kernels"
+	"compbench/engine"
+	"compbench/kernels"
 )
 
 // backward is lstmPass.backward on the device: from the loss seeds

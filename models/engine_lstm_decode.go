@@ -3,8 +3,8 @@ package models
 import (
 	"fmt"
 
-	"compgen/engine"
-	"compgen/vecmath"
+	"compbench/engine"
+	"compbench/vecmath"
 )
 
 // Decoding on the device (the CPU model's lstm_decode.go): Encode leaves

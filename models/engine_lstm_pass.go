@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/engine"
-	"compgen/kernels"
+	"compbench/engine"
+	"compbench/kernels"
 )
 
 // Slots of EngineLSTM.ints, the int32 uploads of a pass.

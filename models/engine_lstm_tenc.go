@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/engine"
-	"compgen/kernels"
+	"compbench/engine"
+	"compbench/kernels"
 )
 
 // The LSTM models' Transformer encoder (lstm_tenc.go; Bogin et al. 2022,

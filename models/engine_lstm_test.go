@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"compgen/engine"
-	"compgen/ops"
+	"compbench/engine"
+	"compbench/ops"
 )
 
 // engineLSTMCases are the models the engine path is checked on: both

@@ -5,8 +5,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/engine"
-	"compgen/ops"
+	"compbench/engine"
+	"compbench/ops"
 )
 
 // EngineModel runs a Transformer's graphs through package engine: each

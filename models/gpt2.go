@@ -12,8 +12,8 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"compgen/data"
-	"compgen/safetensors"
+	"compbench/data"
+	"compbench/safetensors"
 )
 
 // GPT2 is the decoder-only language model of Radford et al. (2019) as used by

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"compgen/blas"
+	"compbench/blas"
 )
 
 // BenchmarkGPT2Score measures scoring throughput (tokens/s) of GPT-2 small

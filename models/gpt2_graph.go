@@ -8,7 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/ops"
+	"compbench/ops"
 )
 
 // gpt2Key identifies a compiled graph: shapes are fixed once built, so one

@@ -8,7 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/ops"
+	"compbench/ops"
 )
 
 // gpt2Infer is the scoring forward pass run one block at a time. A

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/vecmath"
+	"compbench/vecmath"
 
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/safetensors"
+	"compbench/data"
+	"compbench/safetensors"
 )
 
 // gpt2Fixture is the tiny random GPT-2 shared with package lm; its expected

@@ -5,7 +5,7 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"compgen/ops"
+	"compbench/ops"
 )
 
 // GPT2AdamW returns the optimiser constants of Hugging Face's AdamW as used

@@ -8,8 +8,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/attention"
-	"compgen/ops"
+	"compbench/attention"
+	"compbench/ops"
 )
 
 // graphKind says what a compiled graph computes.

@@ -7,8 +7,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 
-	"compgen/attention"
-	"compgen/ops"
+	"compbench/attention"
+	"compbench/ops"
 )
 
 // Incremental decoding: the decoder's forward pass one position at a time

@@ -6,7 +6,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"compgen/data/robustfill"
+	"compbench/data/robustfill"
 )
 
 // Double attention over I/O specifications (Shi et al. 2023, §4: "for each

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/robustfill"
+	"compbench/data"
+	"compbench/data/robustfill"
 )
 
 // rfRecords samples n small RobustFill tasks (one expression, short

@@ -6,10 +6,10 @@ import (
 	"io"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/robustfill"
-	"compgen/models"
-	"compgen/train"
+	"compbench/data"
+	"compbench/data/robustfill"
+	"compbench/models"
+	"compbench/train"
 )
 
 // TestIODoubleOverfit trains a tiny double I/O model on a handful of

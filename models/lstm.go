@@ -7,7 +7,7 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // LSTM is the recurrent sequence-to-sequence baseline of Keysers et al.

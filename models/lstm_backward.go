@@ -1,6 +1,6 @@
 package models
 
-import "compgen/vecmath"
+import "compbench/vecmath"
 
 // backward propagates the seeds set by loss through the output layer, the
 // copy gate, the attention, the decoder and the encoder, adding into the

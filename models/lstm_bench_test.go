@@ -3,10 +3,10 @@ package models_test
 import (
 	"testing"
 
-	"compgen/blas"
-	"compgen/data"
-	"compgen/models"
-	"compgen/train"
+	"compbench/blas"
+	"compbench/data"
+	"compbench/models"
+	"compbench/train"
 )
 
 // Shape of the benchmark step, shared with scripts/bench_torch_lstm.py.

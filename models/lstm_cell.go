@@ -1,7 +1,7 @@
 package models
 
 import (
-	"compgen/kernels"
+	"compbench/kernels"
 
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"

@@ -3,7 +3,7 @@ package models
 import (
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Copies reports whether the --model name copies from the source, so

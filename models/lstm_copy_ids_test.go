@@ -3,7 +3,7 @@ package models
 import (
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func TestCopyIDs(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"compgen/data"
-	"compgen/models"
-	"compgen/train"
+	"compbench/data"
+	"compbench/models"
+	"compbench/train"
 )
 
 var copyFull = flag.Bool("copy-full", false, "run the copy task at full size (minutes)")
@@ -85,7 +85,7 @@ func copyConfig(variant string, full bool) train.Config {
 // exact match of one run moves in jumps between checkpoints (a whole length
 // class, ~13% of the sequences, drops a token and recovers), so the test
 // keeps the checkpoint that is best on a validation set and reports the
-// test set with it, as compgen train and predict do.
+// test set with it, as compbench train and predict do.
 const copyEvalEvery = 200
 
 // copyAcceptance trains cfg, keeps the checkpoint best on val and returns

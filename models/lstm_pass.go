@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"compgen/kernels"
-	"compgen/vecmath"
+	"compbench/kernels"
+	"compbench/vecmath"
 )
 
 // lstmPass is one forward pass of an LSTM model over a batch, keeping

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/models"
-	"compgen/train"
+	"compbench/data"
+	"compbench/models"
+	"compbench/train"
 )
 
 func smallCopyRun(t *testing.T, variant string, steps int, dir string, resume bool) {

@@ -1,6 +1,6 @@
 package models
 
-import "compgen/kernels"
+import "compbench/kernels"
 
 // lstmRun is one LSTM layer run over a whole sequence in one direction.
 // Everything is stored time-major in one buffer per quantity (row t*N+r),

@@ -3,7 +3,7 @@ package models
 import (
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // TestLSTMSeqGradient checks runLSTM's batched backward pass (input

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // fdCheck compares analytic gradients with central differences of f on

@@ -1,6 +1,6 @@
 package models
 
-import "compgen/attention"
+import "compbench/attention"
 
 // decoderAllowed is the decoder self-attention mask (attention.Allowed, Shi
 // et al. §4.2) for the decoder input ids x whose first n positions are real:

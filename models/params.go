@@ -107,7 +107,7 @@ func sameShape(a tensor.Shape, b []int) bool {
 }
 
 // xavier fills a [fanIn, fanOut] matrix uniformly in +-sqrt(6/(in+out))
-// (Glorot & Bengio 2010), from compgen's seeded generator.
+// (Glorot & Bengio 2010), from compbench's seeded generator.
 func xavier(rng *rand.Rand, fanIn, fanOut int) func([]float32) {
 	lim := math.Sqrt(6 / float64(fanIn+fanOut))
 	return func(w []float32) {

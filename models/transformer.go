@@ -8,8 +8,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"compgen/data"
-	"compgen/ops"
+	"compbench/data"
+	"compbench/ops"
 )
 
 // Transformer is the encoder-decoder of Vaswani et al. (2017) in the
@@ -81,7 +81,7 @@ type layerIDs struct {
 	w2, b2      int
 }
 
-// NewTransformer makes a model with weights drawn from seed (compgen's
+// NewTransformer makes a model with weights drawn from seed (compbench's
 // generator, never Gorgonia's clock-seeded initialisers).
 func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
 	if err := cfg.Validate(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func tinyRecords() []data.Record {

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
-	"compgen/data/robustfill"
+	"compbench/data"
+	"compbench/data/robustfill"
 )
 
 // Special token ids, the same in source and target vocabularies.
@@ -31,7 +31,7 @@ const (
 // specials are the reserved tokens, in id order.
 var specials = []string{"<pad>", "<start>", "<eos>", "<unk>"}
 
-// SepToken is how separators are written in text (compgen masks --target).
+// SepToken is how separators are written in text (compbench masks --target).
 const SepToken = "SEP"
 
 // Vocab maps tokens to ids for the source and the target side.
@@ -46,7 +46,7 @@ type Vocab struct {
 }
 
 // Tokens splits a string on whitespace, the tokenization of every
-// compgen text dataset (outputs are tokens separated by single spaces).
+// compbench text dataset (outputs are tokens separated by single spaces).
 func Tokens(s string) []string { return strings.Fields(s) }
 
 // BuildVocab collects the tokens of recs, sorted, after the specials.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/robustfill"
+	"compbench/data"
+	"compbench/data/robustfill"
 )
 
 // ioCases are I/O examples whose characters collide with the structure

@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// opBase carries the Op methods every compgen op shares. desc names the op
+// opBase carries the Op methods every compbench op shares. desc names the op
 // and all its parameters: Gorgonia merges nodes whose ops hash alike and whose
 // inputs are the same, so two ops may share a desc only if they compute the
 // same thing.

@@ -3,7 +3,7 @@ package ops
 import (
 	"fmt"
 
-	"compgen/kernels"
+	"compbench/kernels"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"

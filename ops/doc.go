@@ -1,4 +1,4 @@
-// Package ops holds compgen's custom Gorgonia operations: the pieces of a
+// Package ops holds compbench's custom Gorgonia operations: the pieces of a
 // Transformer that gorgonia v0.9.18 lacks or computes in several passes over
 // memory (LayerNorm, tanh-GELU, softmax cross-entropy with integer targets and
 // label smoothing, masked attention softmax with additive biases, strided

@@ -4,7 +4,7 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// Kind names a compgen op for executors that run a graph themselves (the
+// Kind names a compbench op for executors that run a graph themselves (the
 // engine package): they read an op's parameters through Inspect instead of
 // calling its Do.
 type Kind int
@@ -61,7 +61,7 @@ func (k Kind) String() string {
 // heads H, query and key lengths Tq and Tk, model width D (head width D/H).
 type HeadGeom struct{ B, H, Tq, Tk, D int }
 
-// Info holds the parameters of one compgen op; only the fields of its Kind
+// Info holds the parameters of one compbench op; only the fields of its Kind
 // are set.
 type Info struct {
 	// Kind is the op.
@@ -101,7 +101,7 @@ type Info struct {
 	LinearBias bool
 }
 
-// Inspect reports the kind and parameters of a compgen op; ok is false for
+// Inspect reports the kind and parameters of a compbench op; ok is false for
 // any other op.
 func Inspect(op G.Op) (info Info, ok bool) {
 	switch o := op.(type) {

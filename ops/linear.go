@@ -3,7 +3,7 @@ package ops
 import (
 	"fmt"
 
-	"compgen/kernels"
+	"compbench/kernels"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"

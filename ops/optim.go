@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"compgen/kernels"
+	"compbench/kernels"
 
 	"gorgonia.org/tensor"
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: every speed benchmark of compgen, each block in its own script.
+# make bench: every speed benchmark of compbench, each block in its own script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

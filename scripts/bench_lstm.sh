@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LSTM training-step benchmark: one lstm-attention step (forward, backward,
 # Adam; batch 64, source 16, target 24 tokens, hidden 256, 2 layers) in
-# compgen and the same model in PyTorch, both on $THREADS threads (default 2).
+# compbench and the same model in PyTorch, both on $THREADS threads (default 2).
 # Needs python3 with torch (Debian: python3-torch); PYTHON picks the
 # interpreter. Thread settings: scripts/bench_threads.sh.
 set -euo pipefail
@@ -15,6 +15,6 @@ go_ms=$(OPENBLAS_NUM_THREADS=$THREADS GOMAXPROCS=$THREADS go test -run XXX -benc
 torch_best lower "$PY" scripts/bench_torch_lstm.py --steps 5
 py_line=$TORCH_LINE
 py_ms=$(echo "$py_line" | awk '{print $3}')
-echo "compgen ms/step $go_ms"
+echo "compbench ms/step $go_ms"
 echo "$py_line"
-awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", g / p}'
+awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", g / p}'

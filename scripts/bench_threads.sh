@@ -7,7 +7,7 @@
 # set to $THREADS beside $THREADS intra-op threads, the two pools
 # oversubscribe the cores and PyTorch runs up to twice slower. torch_best
 # therefore runs PyTorch in each split of $THREADS between the two pools
-# and keeps its fastest; compgen gets GOMAXPROCS=$THREADS and
+# and keeps its fastest; compbench gets GOMAXPROCS=$THREADS and
 # OPENBLAS_NUM_THREADS=$THREADS (its Go ops and BLAS calls do not overlap).
 
 export OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """One Transformer training step in PyTorch, the same model and shape as
-compgen's BenchmarkTransformerTrainStep (train/bench_test.go): encoder-decoder,
+compbench's BenchmarkTransformerTrainStep (train/bench_test.go): encoder-decoder,
 3+3 layers, 4 heads, d 256, feed-forward 512, dropout 0.1, LayerNorm before
 each sublayer, sinusoidal positions, batch 64, source 16, target 48 tokens,
 label-smoothed cross-entropy, global-norm clipping, Adam (0.9, 0.98, 1e-9).
 Prints "pytorch ms/step X" (median); with --device other than cpu also
 "pytorch tokens/s N ..." from the mean step time, counting batch x target
-tokens as compgen's benchmarks count Batch.Tokens (no padding here)."""
+tokens as compbench's benchmarks count Batch.Tokens (no padding here)."""
 import argparse
 import math
 import statistics

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Transformer benchmarks: one paper-size training step (forward, backward,
 # clipping, Adam; batch 64, source 16, target 48 tokens, 3+3 layers, d 256,
-# 4 heads, MLP 512) in compgen and the same model in PyTorch, both on
+# 4 heads, MLP 512) in compbench and the same model in PyTorch, both on
 # $THREADS threads (default 2), then greedy decoding speed and peak memory.
 # Needs python3 with torch (Debian: python3-torch); PYTHON picks the
 # interpreter.
@@ -25,8 +25,8 @@ py_cpu=$(OPENBLAS_NUM_THREADS=$TORCH_BLAS OMP_NUM_THREADS=$TORCH_THREADS "$PY" -
 time.perf_counter = time.process_time
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")' scripts/bench_torch_transformer.py --threads "$TORCH_THREADS" --steps 5 | awk '{print $3}')
-echo "compgen ms/step $go_ms, cpu-ms/step $go_cpu (peak $(metric TransformerTrainStep MB-peak) MB)"
+echo "compbench ms/step $go_ms, cpu-ms/step $go_cpu (peak $(metric TransformerTrainStep MB-peak) MB)"
 echo "$py_line, cpu-ms/step $py_cpu"
-awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compgen/pytorch %.2f (target <= 1.0)\n", g / p}'
-awk -v g="$go_cpu" -v p="$py_cpu" 'BEGIN {printf "cpu-time ratio compgen/pytorch %.2f\n", g / p}'
+awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", g / p}'
+awk -v g="$go_cpu" -v p="$py_cpu" 'BEGIN {printf "cpu-time ratio compbench/pytorch %.2f\n", g / p}'
 echo "greedy decoding: $(metric GreedyDecode tokens/s) tokens/s (peak $(metric GreedyDecode MB-peak) MB)"

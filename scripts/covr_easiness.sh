@@ -22,9 +22,9 @@
 # with the same OUTDIR goes on where the last call stopped. OUTDIR/summary.md
 # gets the tables.
 #
-#   COMPGEN=bin/compgen  POOL=20000  SPLITS=10  TRAIN=3000  DEV=300  TEST=500
+#   COMPBENCH=bin/compbench  POOL=20000  SPLITS=10  TRAIN=3000  DEV=300  TEST=500
 #   STEPS=1000  SEED=1 (pool, splits, draws and training)
-#   MODELS="lstm-copy"  any of compgen train's models; each trains in
+#   MODELS="lstm-copy"  any of compbench train's models; each trains in
 #                       s*/run-MODEL and predicts into s*/pred-MODEL.jsonl
 #   LSTM_FLAGS="--dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001"
 #   TRANSFORMER_FLAGS="--dim 128 --layers 2 --heads 4 --mlp 256 --dropout 0.1
@@ -40,7 +40,7 @@ if [ $# -ne 2 ]; then
 fi
 grammar=$1
 out=$2
-B=${COMPGEN:-bin/compgen}
+B=${COMPBENCH:-bin/compbench}
 POOL=${POOL:-20000}
 SPLITS=${SPLITS:-10}
 TRAIN=${TRAIN:-3000}
@@ -54,7 +54,7 @@ TRANSFORMER_FLAGS=${TRANSFORMER_FLAGS:---dim 128 --layers 2 --heads 4 --mlp 256 
 flags_of() { case $1 in lstm-*) echo "$LSTM_FLAGS" ;; *) echo "$TRANSFORMER_FLAGS" ;; esac; }
 
 [ -f "$grammar" ] || { echo "covr_easiness: no grammar file $grammar" >&2; exit 2; }
-[ -x "$B" ] || { echo "covr_easiness: no compgen binary at $B (run make build or set COMPGEN)" >&2; exit 2; }
+[ -x "$B" ] || { echo "covr_easiness: no compbench binary at $B (run make build or set COMPBENCH)" >&2; exit 2; }
 mkdir -p "$out"
 
 # done FILE: true when a step's output is already there.

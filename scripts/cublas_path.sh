@@ -1,7 +1,7 @@
 # Sourced by the GPU scripts. cublas_path PYTHON prints the folder of the
 # cuBLAS that pip's CUDA PyTorch brings (nvidia/cublas/lib or nvidia/cu13/lib
 # next to torch) when no system cuBLAS is on the loader's path, for the
-# caller to add to LD_LIBRARY_PATH (COMPGEN_GEMM=cublas loads it at run
+# caller to add to LD_LIBRARY_PATH (COMPBENCH_GEMM=cublas loads it at run
 # time); it prints nothing otherwise.
 cublas_path() {
 	local py=$1 site dir

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The compgen demo: generate a SCAN benchmark for the length task into a fresh
+# The compbench demo: generate a SCAN benchmark for the length task into a fresh
 # temporary folder and print its summary. Run it with "make demo", which
-# builds bin/compgen first.
+# builds bin/compbench first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${COMPGEN:-bin/compgen}
+BIN=${COMPBENCH:-bin/compbench}
 if [ ! -x "$BIN" ]; then
   echo "demo: $BIN not found; run 'make demo' (it builds the binary first)" >&2
   exit 1
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/compgen-demo.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/compbench-demo.XXXXXX")
 echo "== demo folder: $work"
 
 echo "== SCAN, length task (train 1-6 parts, test 7-10)"
@@ -19,7 +19,7 @@ head -n 1 "$work/scan-length/train.jsonl" | cut -c 1-300
 echo "..."
 echo "== demo done; files are in $work"
 
-# --- Transformer: one experiment end to end (compgen run) ---
+# --- Transformer: one experiment end to end (compbench run) ---
 echo "== Transformer on SCAN length: generate, train 100 steps, predict, fine-tune, exact match"
 "$BIN" run --task length --models transformer --train-size 500 --valid-size 50 --test-size 50 \
   --steps 100 --eval-limit 50 --finetune-steps 10 --seed 1 --out "$work/run-length"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent GPT-2 implementation in plain PyTorch (no transformers).
 
-Used to produce the log-probability fixture that compgen's Go model is tested
+Used to produce the log-probability fixture that compbench's Go model is tested
 against, and as the PyTorch side of the scoring benchmark.
 
   gpt2_reference.py fixture OUTDIR

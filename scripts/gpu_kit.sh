@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu_kit.sh builds what scripts/gpu_session.sh runs on a GPU machine that
-# has no Go toolchain: the compgen binary and the kernels and engine test
+# has no Go toolchain: the compbench binary and the kernels and engine test
 # binaries, built with -tags gpu, gzip-compressed into one folder (default
 # gpu-kit/, ignored by git) with a MANIFEST. Copy the folder next to the
 # repository on the GPU machine (docs/gpu-session.md).
@@ -41,23 +41,23 @@ mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 ld='-s -w' # no symbol table or DWARF: about a third smaller; panics still print file:line
 echo "gpu_kit: building with -tags $tags"
-$GO build -tags "$tags" -ldflags="$ld" -o "$tmp/compgen" ./cmd/compgen
+$GO build -tags "$tags" -ldflags="$ld" -o "$tmp/compbench" ./cmd/compbench
 $GO test -tags "$tags" -ldflags="$ld" -c -o "$tmp/kernels.test" ./kernels
 $GO test -tags "$tags" -ldflags="$ld" -c -o "$tmp/engine.test" ./engine
 
-glibc=$(objdump -T "$tmp/compgen" "$tmp/kernels.test" "$tmp/engine.test" 2>/dev/null |
+glibc=$(objdump -T "$tmp/compbench" "$tmp/kernels.test" "$tmp/engine.test" 2>/dev/null |
 	grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1 || true)
 {
 	echo "tags: $tags"
 	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 	echo "go: $($GO env GOVERSION) $($GO env GOOS)/$($GO env GOARCH)"
-	echo "needs: ${glibc:-unknown} or newer; $(ldd "$tmp/compgen" 2>/dev/null | awk '/=>/ {print $1}' | sort | tr '\n' ' ')"
-	for f in compgen kernels.test engine.test; do
+	echo "needs: ${glibc:-unknown} or newer; $(ldd "$tmp/compbench" 2>/dev/null | awk '/=>/ {print $1}' | sort | tr '\n' ' ')"
+	for f in compbench kernels.test engine.test; do
 		echo "sha256: $(sha256sum "$tmp/$f" | awk '{print $1}') $f"
 	done
 } >"$tmp/MANIFEST"
 # gzip -n: no name or time stamp, so the same binaries give the same kit.
-for f in compgen kernels.test engine.test; do
+for f in compbench kernels.test engine.test; do
 	gzip -9 -n "$tmp/$f"
 done
 

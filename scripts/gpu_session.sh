@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_session.sh OUTDIR: every GPU check and measurement of compgen in one
+# gpu_session.sh OUTDIR: every GPU check and measurement of compbench in one
 # go, on a GPU machine, from the repository root, with the kit of
 # scripts/gpu_kit.sh (make gpu-kit) in gpu-kit/. Needs no Go; needs python3
 # with a CUDA build of PyTorch for the side-by-side numbers. Writes one log
@@ -7,7 +7,7 @@
 #
 #   a. the GPU and driver (nvidia-smi), PyTorch's view of them
 #   b. kernel parity tests and the engine's GPU tests (pass/fail per test)
-#   c. benchmarks with COMPGEN_GEMM=tf32 and fp32, PyTorch on the same GPU
+#   c. benchmarks with COMPBENCH_GEMM=tf32 and fp32, PyTorch on the same GPU
 #      with matmul.allow_tf32 True and False, and the throughput ratios
 #   d. a short SCAN training run on cuda (TF32 and FP32 products) and on the
 #      CPU from the same seed: loss columns side by side, max relative gap;
@@ -25,11 +25,11 @@
 #   PYTHON=python3     interpreter with torch
 #   TORCH_DEVICE=cuda  PyTorch's device (cpu only to try the script's plumbing)
 #   FORCE=1            write into a non-empty OUTDIR
-#   ENGINE_GEMM_MODES="tf32 cublas fp32"  COMPGEN_GEMM values of the engine
+#   ENGINE_GEMM_MODES="tf32 cublas fp32"  COMPBENCH_GEMM values of the engine
 #                      benchmarks, in order (the budget cuts the last first)
 set -uo pipefail
 # The tests choose their product kernels themselves; the runs below set it.
-unset COMPGEN_GEMM
+unset COMPBENCH_GEMM
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
@@ -141,11 +141,11 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a"}'
 }
 
-say "compgen GPU session $(date -u '+%Y-%m-%dT%H:%M:%SZ') on $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null), ${NPROC} CPUs${QUICK:+, QUICK sizes}"
+say "compbench GPU session $(date -u '+%Y-%m-%dT%H:%M:%SZ') on $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null), ${NPROC} CPUs${QUICK:+, QUICK sizes}"
 say "outputs: $OUT"
 
 # ---- the kit ----
-for f in compgen kernels.test engine.test; do
+for f in compbench kernels.test engine.test; do
 	if [ -f "$KIT/$f.gz" ] && [ ! -x "$KIT/$f" ]; then
 		gzip -dc "$KIT/$f.gz" >"$KIT/$f" && chmod +x "$KIT/$f"
 	fi
@@ -180,14 +180,14 @@ if [ "$TORCH_DEVICE" != cpu ] && [ "$TORCH_CUDA" = 0 ]; then
 	RUN_TORCH=0
 	say "  PyTorch cannot use CUDA here (torch.cuda.is_available() is false or torch is missing): the PyTorch comparisons are skipped"
 fi
-# cuBLAS for the COMPGEN_GEMM=cublas cases (scripts/cublas_path.sh). The
+# cuBLAS for the COMPBENCH_GEMM=cublas cases (scripts/cublas_path.sh). The
 # variable must be set here, not in a subshell.
 if [ "$RUN_TORCH" = 1 ]; then
 	. scripts/cublas_path.sh
 	cublas_dir=$(cublas_path "$PY")
 	if [ -n "$cublas_dir" ]; then
 		export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-		say "  cuBLAS for COMPGEN_GEMM=cublas cases: $cublas_dir"
+		say "  cuBLAS for COMPBENCH_GEMM=cublas cases: $cublas_dir"
 	fi
 fi
 
@@ -204,9 +204,9 @@ else
 	GPT2_SIZE=small
 fi
 LOSS+=(--model transformer --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/valid.jsonl")
-step gen-scan 60 "$KIT/compgen" gen scan --task length --seed 1 --out "$OUT/scan" "${GEN[@]}"
+step gen-scan 60 "$KIT/compbench" gen scan --task length --seed 1 --out "$OUT/scan" "${GEN[@]}"
 # The CPU run leaves two cores to the GPU steps' host threads.
-bg loss-cpu 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cpu" --device cpu
+bg loss-cpu 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cpu" --device cpu
 if [ "$QUICK" = 1 ]; then
 	LSTM=(--layers 1 --dim 16 --batch 8 --steps 4 --eval-every 2 --eval-limit 2)
 else
@@ -223,7 +223,7 @@ lstm_args() {
 LSTM_MODELS="lstm-attention lstm-copy lstm-copy-tenc"
 for model in $LSTM_MODELS; do
 	# shellcheck disable=SC2046 # lstm_args's words are flags
-	bg "lstm-cpu-$model" 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compgen" train "${LSTM[@]}" $(lstm_args "$model") --out "$OUT/run-cpu-$model" --device cpu
+	bg "lstm-cpu-$model" 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compbench" train "${LSTM[@]}" $(lstm_args "$model") --out "$OUT/run-cpu-$model" --device cpu
 done
 GPT2_DIR=$OUT/gpt2-$GPT2_SIZE
 [ "$RUN_TORCH" = 1 ] && bg gpt2-checkpoint 200 "$PY" scripts/gpt2_reference.py random-checkpoint "$GPT2_DIR" --size "$GPT2_SIZE"
@@ -231,20 +231,20 @@ GPT2_DIR=$OUT/gpt2-$GPT2_SIZE
 # ---- b. tests ----
 say ""
 say "== b. GPU tests (elapsed $(elapsed) s)"
-(cd kernels && step kernels-parity 150 env COMPGEN_REQUIRE_GPU=1 "$KIT/kernels.test" -test.v)
+(cd kernels && step kernels-parity 150 env COMPBENCH_REQUIRE_GPU=1 "$KIT/kernels.test" -test.v)
 tests "$OUT/kernels-parity.log"
-(cd engine && step engine-gpu-tests 180 env COMPGEN_REQUIRE_GPU=1 "$KIT/engine.test" -test.v -test.run GPU)
+(cd engine && step engine-gpu-tests 180 env COMPBENCH_REQUIRE_GPU=1 "$KIT/engine.test" -test.v -test.run GPU)
 tests "$OUT/engine-gpu-tests.log"
 
 # ---- d. loss curves (the GPU runs now; the CPU run is in the background) ----
 say ""
 say "== d. SCAN training, cuda against cpu, same seed (elapsed $(elapsed) s)"
-say "  compgen train ${LOSS[*]}"
-step loss-cuda-tf32 120 env COMPGEN_GEMM=tf32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32" --device cuda
-step loss-cuda-fp32 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-fp32" --device cuda
+say "  compbench train ${LOSS[*]}"
+step loss-cuda-tf32 120 env COMPBENCH_GEMM=tf32 "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32" --device cuda
+step loss-cuda-fp32 120 env COMPBENCH_GEMM=fp32 "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-fp32" --device cuda
 # The same seed must give the same bytes on the GPU too: a second TF32 run's
 # weights and Adam state against the first's.
-if step loss-cuda-tf32-again 120 env COMPGEN_GEMM=tf32 "$KIT/compgen" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32-again" --device cuda; then
+if step loss-cuda-tf32-again 120 env COMPBENCH_GEMM=tf32 "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32-again" --device cuda; then
 	same=1
 	for f in model.safetensors optim.safetensors; do
 		cmp -s "$OUT/run-cuda-tf32/$f" "$OUT/run-cuda-tf32-again/$f" || same=0
@@ -261,10 +261,10 @@ wait_bg loss-cpu
 # ---- e. the LSTM models on cuda against cpu (the CPU run is in the background) ----
 say ""
 say "== e. SCAN lstm-attention, lstm-copy and lstm-copy --encoder transformer, cuda against cpu, same seed (elapsed $(elapsed) s)"
-say "  compgen train ${LSTM[*]}"
+say "  compbench train ${LSTM[*]}"
 for model in $LSTM_MODELS; do
 	# shellcheck disable=SC2046
-	step "lstm-cuda-$model" 120 env COMPGEN_GEMM=fp32 "$KIT/compgen" train "${LSTM[@]}" $(lstm_args "$model") --out "$OUT/run-cuda-$model" --device cuda
+	step "lstm-cuda-$model" 120 env COMPBENCH_GEMM=fp32 "$KIT/compbench" train "${LSTM[@]}" $(lstm_args "$model") --out "$OUT/run-cuda-$model" --device cuda
 	wait_bg "lstm-cpu-$model"
 	"$PY" scripts/loss_compare.py "$OUT/run-cpu-$model" "$model cuda fp32=$OUT/run-cuda-$model" 2>&1 | tee "$OUT/loss-compare-$model.txt" | tee -a "$SUM"
 done
@@ -276,7 +276,7 @@ say "== c. benchmarks (elapsed $(elapsed) s)"
 if [ -f "$GPT2_DIR/model.safetensors" ] && [ "$GPT2_SIZE" = small ]; then
 	export GPT2_BENCH_DIR=$GPT2_DIR # the same random GPT-2 small weights on both sides
 elif [ -z "$QUICK" ]; then
-	say "  BenchmarkGPUGPT2Score uses compgen's own random GPT-2 small weights (same shape)"
+	say "  BenchmarkGPUGPT2Score uses compbench's own random GPT-2 small weights (same shape)"
 fi
 declare -A GO_TRAIN GO_GPT2
 if [ -n "$QUICK" ]; then
@@ -284,7 +284,7 @@ if [ -n "$QUICK" ]; then
 	(cd kernels && step bench-kernels 120 "$KIT/kernels.test" -test.run '^$' -test.bench 'SoftmaxCE|LayerNorm' -test.benchtime 1x)
 else
 	for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do
-		(cd engine && step "bench-engine-$mode" 150 env COMPGEN_GEMM=$mode "$KIT/engine.test" -test.run '^$' \
+		(cd engine && step "bench-engine-$mode" 150 env COMPBENCH_GEMM=$mode "$KIT/engine.test" -test.run '^$' \
 			-test.bench 'BenchmarkGPUTrainStep|BenchmarkGPUGPT2Score' -test.benchtime 20x)
 		GO_TRAIN[$mode]=$(metric "$OUT/bench-engine-$mode.log" BenchmarkGPUTrainStep tokens/s)
 		GO_GPT2[$mode]=$(metric "$OUT/bench-engine-$mode.log" BenchmarkGPUGPT2Score tokens/s)
@@ -328,13 +328,13 @@ torch_line() {
 }
 say ""
 say "  Transformer training step, paper size (3+3 layers, d 256, batch 64 x 16 -> 48), tokens/s counts the 3072 target tokens of a step:"
-for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compgen COMPGEN_GEMM=$mode          ${GO_TRAIN[$mode]:-n/a}"; done
+for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compbench COMPBENCH_GEMM=$mode          ${GO_TRAIN[$mode]:-n/a}"; done
 for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-transformer-tf32-$tf.log" $tf)"; done
-say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_TRAIN[tf32]:-}" "${PY_TRAIN[on]:-}"), cuBLAS TF32 $(ratio "${GO_TRAIN[cublas]:-}" "${PY_TRAIN[on]:-}"), FP32 both $(ratio "${GO_TRAIN[fp32]:-}" "${PY_TRAIN[off]:-}")"
-say "  GPT-2 scoring, compgen: small, 32 x 32 tokens; PyTorch: $GPT2_SIZE, $GB x $GS tokens; tokens/s counts every token of a batch:"
-for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compgen COMPGEN_GEMM=$mode          ${GO_GPT2[$mode]:-n/a}"; done
+say "    compbench/pytorch tokens/s: TF32 both $(ratio "${GO_TRAIN[tf32]:-}" "${PY_TRAIN[on]:-}"), cuBLAS TF32 $(ratio "${GO_TRAIN[cublas]:-}" "${PY_TRAIN[on]:-}"), FP32 both $(ratio "${GO_TRAIN[fp32]:-}" "${PY_TRAIN[off]:-}")"
+say "  GPT-2 scoring, compbench: small, 32 x 32 tokens; PyTorch: $GPT2_SIZE, $GB x $GS tokens; tokens/s counts every token of a batch:"
+for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compbench COMPBENCH_GEMM=$mode          ${GO_GPT2[$mode]:-n/a}"; done
 for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-gpt2-tf32-$tf.log" $tf)"; done
-say "    compgen/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), cuBLAS TF32 $(ratio "${GO_GPT2[cublas]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
+say "    compbench/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), cuBLAS TF32 $(ratio "${GO_GPT2[cublas]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
 
 # The GPT-2 small checkpoint is 500 MB: not worth bringing back.
 rm -rf "$OUT/scan" "$GPT2_DIR" "$OUT"/run-*/*.safetensors

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ptx_check.sh: assembles the committed PTX (kernels/ptx) for each GPU
-# architecture compgen targets and checks what only a GPU would otherwise
+# architecture compbench targets and checks what only a GPU would otherwise
 # report, at launch time or as lost speed:
 #
 #   - ptxas errors (PTX the driver's JIT compiler would reject);

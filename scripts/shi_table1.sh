@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shi_table1.sh OUTDIR: Shi et al.'s SCAN Table 1 (zero-shot and few-shot
-# exact match) with the paper's settings, one `compgen run` per task, seed
+# exact match) with the paper's settings, one `compbench run` per task, seed
 # and model, on a GPU by default. Resumable: a run whose OUTDIR/TASK/seedS/
 # MODEL.md exists is skipped, so calling it again with the same OUTDIR goes
 # on where the last call stopped, and a call cut short loses only the run it
@@ -18,9 +18,9 @@
 # examples; few-shot: 30 steps at constant lr 1e-4 on one batch of 20
 # training- and 20 test-distribution examples.
 #
-#   COMPGEN=gpu-kit/compgen  the binary (built with -tags gpu for cuda)
+#   COMPBENCH=gpu-kit/compbench  the binary (built with -tags gpu for cuda)
 #   DEVICE=cuda        --device of every run
-#   COMPGEN_GEMM       the product kernels (docs/cuda.md); with cublas, the
+#   COMPBENCH_GEMM       the product kernels (docs/cuda.md); with cublas, the
 #                      cuBLAS of pip's PyTorch is found as gpu_session.sh does
 #   TASKS="length compose-different-concepts"
 #   MODELS="transformer relative relative-sep sep-full sep-to-sep-and-last sep-to-last"
@@ -30,7 +30,7 @@
 #   STEPS=10000 BATCH=128 TEST=10000   TRAIN=STEPS·BATCH
 #   BUDGET_S=540       wall-clock budget of this call; a run is started only
 #                      with at least MIN_RUN_S=60 seconds left
-#   EXTRA="..."        more flags for compgen run (they override the above,
+#   EXTRA="..."        more flags for compbench run (they override the above,
 #                      e.g. EXTRA="--layers 1 --dim 16 --mlp 32" to try it)
 #   SCRATCH=${TMPDIR:-/tmp}  where the runs' data and checkpoints go
 set -uo pipefail
@@ -62,7 +62,7 @@ summary() {
 	local out=$1
 	echo "| task | model | seeds | zero-shot EM | few-shot EM | paper zero-shot | paper few-shot |"
 	echo "|---|---|---|---|---|---|---|"
-	# Each MODEL.md holds compgen run's table; its model row is
+	# Each MODEL.md holds compbench run's table; its model row is
 	# | model | steps | dev EM | zero-shot | few-shot | time |.
 	for f in "$out"/*/seed*/*.md; do
 		[ -e "$f" ] || continue
@@ -109,23 +109,23 @@ if [ $# -ne 1 ]; then
 	echo "usage: scripts/shi_table1.sh OUTDIR   (or: scripts/shi_table1.sh summary OUTDIR)" >&2
 	exit 2
 fi
-# OUTDIR and COMPGEN are relative to where the script is called from; the
+# OUTDIR and COMPBENCH are relative to where the script is called from; the
 # script then works from the repository root.
 mkdir -p "$1" || exit 1
 OUT=$(cd "$1" && pwd)
-BIN=${COMPGEN:-}
+BIN=${COMPBENCH:-}
 [ -n "$BIN" ] && [ "${BIN#/}" = "$BIN" ] && BIN=$PWD/$BIN
 cd "$(dirname "$0")/.."
-BIN=${BIN:-$PWD/gpu-kit/compgen}
+BIN=${BIN:-$PWD/gpu-kit/compbench}
 if [ ! -x "$BIN" ] && [ -f "$BIN.gz" ]; then
 	gzip -dc "$BIN.gz" >"$BIN" && chmod +x "$BIN"
 fi
 if [ ! -x "$BIN" ]; then
-	echo "shi_table1: no compgen binary at $BIN; set COMPGEN or build the kit (make gpu-kit)" >&2
+	echo "shi_table1: no compbench binary at $BIN; set COMPBENCH or build the kit (make gpu-kit)" >&2
 	exit 2
 fi
 DEVICE=${DEVICE:-cuda}
-if [ "${COMPGEN_GEMM:-}" = cublas ]; then
+if [ "${COMPBENCH_GEMM:-}" = cublas ]; then
 	. scripts/cublas_path.sh
 	dir=$(cublas_path "${PYTHON:-python3}")
 	[ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -3,8 +3,8 @@ package train
 import (
 	"gorgonia.org/tensor"
 
-	"compgen/models"
-	"compgen/ops"
+	"compbench/models"
+	"compbench/ops"
 )
 
 // Adam holds the first and second moment estimates, one per parameter,

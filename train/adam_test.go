@@ -7,7 +7,7 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"compgen/models"
+	"compbench/models"
 )
 
 // TestAdamClipGlobalNorm: the optimiser clips the model's gradient buffers

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"compgen/blas"
-	"compgen/models"
+	"compbench/blas"
+	"compbench/models"
 )
 
 // benchShape is a SCAN-sized batch: 64 rows, 16 source and 48 target

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"compgen/data"
-	"compgen/models"
-	"compgen/safetensors"
+	"compbench/data"
+	"compbench/models"
+	"compbench/safetensors"
 )
 
 // A run folder holds:

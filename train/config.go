@@ -1,4 +1,4 @@
-// Package train trains, evaluates, decodes and fine-tunes compgen's
+// Package train trains, evaluates, decodes and fine-tunes compbench's
 // sequence-to-sequence models with the settings of Shi et al. (2023, §5 and
 // App. C): Adam (0.9, 0.98, 1e-9), linear warmup then inverse square root
 // decay, label smoothing, global-norm clipping, length-bucketed batches,
@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"os"
 
-	"compgen/models"
+	"compbench/models"
 )
 
 // Config is everything a run needs besides its data: saved as

@@ -6,8 +6,8 @@ import (
 	"math"
 	"sort"
 
-	"compgen/models"
-	"compgen/progress"
+	"compbench/models"
+	"compbench/progress"
 )
 
 // DecodeOptions control greedy and beam decoding.

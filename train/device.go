@@ -3,8 +3,8 @@ package train
 import (
 	"fmt"
 
-	"compgen/engine"
-	"compgen/models"
+	"compbench/engine"
+	"compbench/models"
 )
 
 // engineTrainer is a model training on a backend: models.EngineModel

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"compgen/data"
-	"compgen/engine"
-	"compgen/models"
-	"compgen/progress"
+	"compbench/data"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/progress"
 )
 
 // Options are a training run's inputs besides its Config.

@@ -6,13 +6,13 @@ import (
 	"io"
 	"strings"
 
-	"compgen/data"
-	"compgen/engine"
-	"compgen/models"
-	"compgen/progress"
+	"compbench/data"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/progress"
 )
 
-// Prediction is one output line of compgen predict.
+// Prediction is one output line of compbench predict.
 type Prediction struct {
 	// ID is the record's id.
 	ID string `json:"id"`

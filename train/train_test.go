@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/models"
+	"compbench/data"
+	"compbench/models"
 )
 
 func tinyData() []data.Record {

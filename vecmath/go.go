@@ -1,4 +1,4 @@
-// Package vecmath holds the float32 elementary functions of compgen's CPU
+// Package vecmath holds the float32 elementary functions of compbench's CPU
 // paths: the LSTM gates' sigmoid and tanh, GPT-2's GELU (Radford et al.
 // 2019, the tanh approximation of Hendrycks & Gimpel 2016) and the
 // log-sum-exp of GPT-2 scoring (Godbole & Jia §3: a log-likelihood per

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

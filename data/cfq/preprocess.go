@@ -33,7 +33,7 @@ func TokenizePunctuation(s string) string {
 // "count(*)" becomes "count ( * )", a token's "ns:" prefix is removed and a
 // leading "m." becomes "m_". The baselines also replace the two characters
 // `\n` by a space; here the result is then re-joined with single spaces, so
-// the tokens are theirs and the spacing is compgen's (one space between
+// the tokens are theirs and the spacing is compbench's (one space between
 // tokens).
 func PreprocessSPARQL(q string) string {
 	q = strings.ReplaceAll(q, "count(*)", "count ( * )")

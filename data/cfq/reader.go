@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Config controls how CFQ examples become records.

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// The interpreter follows the semantics fixed for compgen (docs/robustfill.md),
+// The interpreter follows the semantics fixed for compbench (docs/robustfill.md),
 // which tighten two edge cases of the authors' code: SubStr clamps both
 // positions and treats the second as inclusive (SubStr(2,2) is the second
 // character), and GetSpan clamps an out-of-range index to the first or last

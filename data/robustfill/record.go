@@ -1,6 +1,6 @@
 package robustfill
 
-import "compgen/data"
+import "compbench/data"
 
 // Record turns a task into a record without an ID: input is the encoded I/O
 // examples (EncodeIO), output the program's tokens, parts one token string

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // near reports whether a frequency is within 4 standard errors of p.

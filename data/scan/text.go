@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // The original SCAN text format (Lake & Baroni 2018) has one example a line:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func TestParseLine(t *testing.T) {

@@ -3,7 +3,7 @@ package scan
 import (
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Words returns the phrase as written in a command ("jump around left

@@ -1,6 +1,6 @@
 package scan
 
-import "compgen/data"
+import "compbench/data"
 
 // Rule names label the nodes of a derivation tree: one name per production
 // of Fig. 2, written "LHS := RHS" as in the paper. ("->" would be stored as

@@ -3,7 +3,7 @@ package scan
 import (
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // treeSize counts the nodes a derivation must have: per part D := P, P, Q,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // GenConfig controls Generate.

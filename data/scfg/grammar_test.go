@@ -1,7 +1,7 @@
 package scfg
 
 import (
-	"compgen/data"
+	"compbench/data"
 	"strings"
 	"testing"
 )

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // maxNodes bounds one derivation so a wide recursive grammar with a large

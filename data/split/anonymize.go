@@ -11,7 +11,7 @@ import (
 // 2018; Bogin et al. App. B.1 anonymize entities and values the same way).
 type Anonymizer string
 
-// The anonymizers compgen knows.
+// The anonymizers compbench knows.
 const (
 	// AnonGeneric replaces quoted strings with <str>, numbers with <num> and
 	// Freebase-style entities (m.0abc, m_0abc, M0) with <ent>.

@@ -3,7 +3,7 @@ package split
 import (
 	"math"
 
-	"compgen/data/structure"
+	"compbench/data/structure"
 )
 
 // pairDiv keeps 1 - C_alpha(train || test) up to date as examples move, so

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
-	"compgen/data/scfg"
+	"compbench/data"
+	"compbench/data/scfg"
 )
 
 // GrammarConfig controls grammar splits.

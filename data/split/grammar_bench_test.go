@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/scfg"
+	"compbench/data"
+	"compbench/data/scfg"
 )
 
 // benchGrammar is a COVR-sized grammar (recursive references, quantifiers,

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/scfg"
+	"compbench/data"
+	"compbench/data/scfg"
 )
 
 func fig5(t *testing.T) *scfg.Grammar {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 func TestSizesCounts(t *testing.T) {

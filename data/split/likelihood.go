@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // LikelihoodConfig configures the likelihood split (Godbole & Jia §3).

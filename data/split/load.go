@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"compgen/data"
-	"compgen/data/scan"
+	"compbench/data"
+	"compbench/data/scan"
 )
 
 // LoadPool reads the records to split: JSONL; with a .tsv extension plain

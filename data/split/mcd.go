@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"compgen/data/structure"
-	"compgen/progress"
+	"compbench/data/structure"
+	"compbench/progress"
 )
 
 // MCDConfig configures the maximum-compound-divergence split.
@@ -33,7 +33,7 @@ type MCDConfig struct {
 	Divisions int `json:"divisions"`
 }
 
-// DefaultMCDConfig holds the paper's atom bound and compgen's search sizes.
+// DefaultMCDConfig holds the paper's atom bound and compbench's search sizes.
 func DefaultMCDConfig() MCDConfig {
 	return MCDConfig{MaxAtomDiv: 0.02, Candidates: 300, RemoveEvery: 2, RemoveCandidates: 100, Divisions: 20}
 }
@@ -96,7 +96,7 @@ func (c MCDConfig) score(dc, da float64) score {
 // first candidate, so they too follow the seed. Every RemoveEvery additions
 // it considers removing one assigned example, and does when that improves
 // the score, to escape local optima (§4). The paper does not say how its
-// validation set was drawn; compgen divides the evaluation side into dev
+// validation set was drawn; compbench divides the evaluation side into dev
 // and test at random, keeping the best of Divisions random divisions (see
 // divide), since a random half can drift past the atom bound.
 func MCD(ix *structure.Index, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {

@@ -3,13 +3,13 @@ package split
 import (
 	"testing"
 
-	"compgen/data"
-	"compgen/data/scan"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/scan"
+	"compbench/data/structure"
 )
 
-// scanPool is every SCAN command (20,910) with the rule tree compgen's SCAN
-// parser gives it, as `compgen convert` writes the original tasks.txt.
+// scanPool is every SCAN command (20,910) with the rule tree compbench's SCAN
+// parser gives it, as `compbench convert` writes the original tasks.txt.
 func scanPool(tb testing.TB) []data.Record {
 	tb.Helper()
 	all := allSCAN()

@@ -3,8 +3,8 @@ package split
 import (
 	"testing"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 func TestMCDConfigValidate(t *testing.T) {

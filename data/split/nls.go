@@ -13,9 +13,9 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"compgen/data"
-	"compgen/data/structure"
-	"compgen/progress"
+	"compbench/data"
+	"compbench/data/structure"
+	"compbench/progress"
 )
 
 // NLSConfig configures the n-LS adversarial split.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 func nlsNode(label string, ch ...*data.Tree) *data.Tree {

@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // Result is a finished split: ids per part, the method's parameters, and the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // scanNode is a phrase of the original SCAN grammar (Lake & Baroni) with its

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Random assigns examples uniformly at random.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // checkPartition asserts train, dev and test are sorted, disjoint, within

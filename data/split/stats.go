@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // Stats compares a train and a test set (Keysers et al. §2.1 divergences

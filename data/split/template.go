@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // TemplateConfig configures the template split (Finegan-Dollak et al. 2018;

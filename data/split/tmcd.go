@@ -5,8 +5,8 @@ import (
 	"io"
 	"math/rand/v2"
 
-	"compgen/data/structure"
-	"compgen/progress"
+	"compbench/data/structure"
+	"compbench/progress"
 )
 
 // TMCDConfig configures the TMCD swap search (Shaw et al. 2021).
@@ -18,7 +18,7 @@ type TMCDConfig struct {
 // TMCD starts from a random split, balances atoms (every evaluation atom
 // occurs in train), then tries Steps random train/evaluation swaps, keeping
 // a swap when it raises D_C and keeps atoms balanced. D_C is updated
-// incrementally from the two swapped examples' compounds only. compgen uses
+// incrementally from the two swapped examples' compounds only. compbench uses
 // its weighted compounds (structure.Build) as the divergence, the same as
 // the mcd method and the statistics.
 func TMCD(ix *structure.Index, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/structure"
+	"compbench/data"
+	"compbench/data/structure"
 )
 
 // tmcdRef is TMCD with its train atom counts recomputed from scratch for

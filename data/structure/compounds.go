@@ -9,14 +9,14 @@ import (
 	"strconv"
 	"strings"
 
-	"compgen/data"
-	"compgen/progress"
+	"compbench/data"
+	"compbench/progress"
 )
 
 // CompoundConfig says which subgraphs of a tree count as compounds.
 type CompoundConfig struct {
 	// MaxSize is the largest compound in nodes (Keysers et al. use "a large
-	// subset of subgraphs"; compgen takes every subtree up to this size); 0
+	// subset of subgraphs"; compbench takes every subtree up to this size); 0
 	// picks it from the data (AutoMaxSize).
 	MaxSize int
 	// Keep, when positive, keeps only the Keep compounds with the largest

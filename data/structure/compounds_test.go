@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func mustTree(t testing.TB, s string) *data.Tree {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"slices"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Variant is a decision rule of §4.4/§5.1.

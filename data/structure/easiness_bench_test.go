@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // covrLike draws a COVR-sized program: about 60 symbols, depth up to 5,

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Train: f(x), g(x), f(y). Contexts: f parents {<s>} children {x, y};

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Root is the label of the node added above every program's root (§4.1).

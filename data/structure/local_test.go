@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // n builds a tree node for tests (no parser needed).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // token is one lexical unit of a bracketed program: a name or one of ( ) , [ ].

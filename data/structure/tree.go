@@ -1,6 +1,6 @@
 // Package structure turns records into program trees and trees into atoms
 // and weighted compounds (Keysers et al. 2020, §2.1 and App. L.4). It is the
-// only place in compgen that knows how a record becomes a tree; splits and
+// only place in compbench that knows how a record becomes a tree; splits and
 // evaluation both call it.
 package structure
 
@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // TreeKind names where a record's program tree comes from.

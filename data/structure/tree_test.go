@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 func TestParseBracketed(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"compgen/data"
-	"compgen/data/robustfill"
+	"compbench/data"
+	"compbench/data/robustfill"
 )
 
 // RobustFill tasks (paper §2 and App. B). A program part is one expression.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/robustfill"
+	"compbench/data"
+	"compbench/data/robustfill"
 )
 
 // -update may be declared by another test file of this package too; look it

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"compgen/data"
-	"compgen/data/scan"
+	"compbench/data"
+	"compbench/data/scan"
 )
 
 // maxTries bounds rejection sampling. Every SCAN constraint holds with

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"compgen/data"
-	"compgen/data/scan"
+	"compbench/data"
+	"compbench/data/scan"
 )
 
 // The -update flag rewrites golden files. Other test files of this package

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"compgen/data"
+	"compbench/data"
 )
 
 // Task names one generalization task, as typed on the command line.
@@ -49,11 +49,11 @@ const (
 	Test
 )
 
-// FileSplit names an output file of "compgen gen" and the distribution of
+// FileSplit names an output file of "compbench gen" and the distribution of
 // its i-th example: finetune alternates train and test distributions.
 type FileSplit string
 
-// The output files of "compgen gen".
+// The output files of "compbench gen".
 const (
 	FileTrain    FileSplit = "train"
 	FileValid    FileSplit = "valid"

@@ -26,10 +26,10 @@ func init() {
 		return
 	}
 	Err = fmt.Errorf("cuInit: %s", C.GoString(C.errName(r)))
-	if testing.Testing() && os.Getenv("COMPGEN_REQUIRE_GPU") != "1" {
-		fmt.Fprintf(os.Stderr, "compgen: CUDA tests skipped: no usable NVIDIA GPU/driver (%v); set COMPGEN_REQUIRE_GPU=1 to fail instead\n", Err)
+	if testing.Testing() && os.Getenv("COMPBENCH_REQUIRE_GPU") != "1" {
+		fmt.Fprintf(os.Stderr, "compbench: CUDA tests skipped: no usable NVIDIA GPU/driver (%v); set COMPBENCH_REQUIRE_GPU=1 to fail instead\n", Err)
 		os.Exit(0)
 	}
-	fmt.Fprintf(os.Stderr, "compgen: this is the CUDA build and no usable NVIDIA GPU/driver was found (%v); use the CPU build\n", Err)
+	fmt.Fprintf(os.Stderr, "compbench: this is the CUDA build and no usable NVIDIA GPU/driver was found (%v); use the CPU build\n", Err)
 	os.Exit(1)
 }

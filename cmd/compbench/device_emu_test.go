@@ -1,0 +1,118 @@
+//go:build gpuemu && !gpu
+
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDeviceCUDAEmulated runs train, predict and finetune with --device
+// cuda on the kernel emulator (build tag gpuemu): the commands' CUDA wiring
+// end to end (device open, weights and Adam state on the device, decoding
+// there, checkpoints downloaded), against the CPU run of the same seed.
+// FP32 products: the runs differ only by summation order. The attention
+// key biases are not compared: their gradient is zero in exact arithmetic
+// (softmax ignores a per-row constant), so Adam moves them by rounding
+// noise, which differs between the two summation orders.
+func TestDeviceCUDAEmulated(t *testing.T) {
+	t.Setenv("COMPBENCH_GEMM", "fp32")
+	const tol = 1e-4
+	noise := []string{".bk"}
+	dir := t.TempDir()
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	cpu, gpu := filepath.Join(dir, "cpu"), filepath.Join(dir, "cuda")
+	mustRun(t, trainArgs(data, cpu, "cpu", "6")...)
+	out, errs, code := runCLI(t, trainArgs(data, gpu, "cuda", "6")...)
+	if code != 0 {
+		t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(errs, "engine executor on cuda:0") || !strings.Contains(out, "tokens/s") {
+		t.Errorf("train does not name the device or report tokens/s:\n%s\n%s", out, errs)
+	}
+	for _, f := range []string{"model.safetensors", "best.safetensors", "optim.safetensors"} {
+		sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), tol, noise...)
+	}
+
+	want, got := filepath.Join(dir, "p-cpu"), filepath.Join(dir, "p-cuda")
+	mustRun(t, "predict", "--run", cpu, "--in", data, "--out", want)
+	mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--device", "cuda")
+	w, g := readJSONLMaps(t, want, "score"), readJSONLMaps(t, got, "score")
+	if len(w) != len(g) {
+		t.Fatalf("%d predictions on cuda, %d on cpu", len(g), len(w))
+	}
+	for i := range w {
+		if w[i]["prediction"] != g[i]["prediction"] {
+			t.Errorf("prediction %d: %v on cuda, %v on cpu", i, g[i]["prediction"], w[i]["prediction"])
+		}
+	}
+
+	ftCPU, ftGPU := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-cuda")
+	mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftCPU)
+	mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftGPU, "--device", "cuda")
+	sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), tol, noise...)
+}
+
+// TestDeviceCUDAEmulatedLSTM runs the LSTM models' (lstmDeviceCases) train, predict (greedy
+// and beam) and finetune with --device cuda on the kernel emulator against
+// their CPU runs: the recurrent kernels (kernels/lstm.cu) inside the
+// commands, FP32 products.
+func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
+	t.Setenv("COMPBENCH_GEMM", "fp32")
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	for _, c := range lstmDeviceCases {
+		model, x := c.model, c.extra
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cpu, gpu := filepath.Join(dir, "cpu"), filepath.Join(dir, "cuda")
+			mustRun(t, lstmTrainArgs(data, cpu, "cpu", model, "6", x...)...)
+			out, errs, code := runCLI(t, lstmTrainArgs(data, gpu, "cuda", model, "6", x...)...)
+			if code != 0 {
+				t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
+			}
+			if !strings.Contains(errs, "engine executor on cuda:0") || !strings.Contains(out, "tokens/s") {
+				t.Errorf("train does not name the device or report tokens/s:\n%s\n%s", out, errs)
+			}
+			sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), lstmDevTol, "tokens_per_s")
+			for _, f := range []string{"model.safetensors", "optim.safetensors"} {
+				sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), lstmWeightTol, lstmNoise...)
+			}
+			for _, beam := range []string{"1", "3"} {
+				want, got := filepath.Join(dir, "p-cpu-"+beam), filepath.Join(dir, "p-cuda-"+beam)
+				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", want, "--beam", beam)
+				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--beam", beam, "--device", "cuda")
+				sameJSONLTol(t, want, got, lstmDevTol)
+			}
+			ftCPU, ftGPU := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-cuda")
+			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftCPU)
+			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "2", "--out", ftGPU, "--device", "cuda")
+			sameWeights(t, filepath.Join(ftCPU, "model.safetensors"), filepath.Join(ftGPU, "model.safetensors"), lstmWeightTol, lstmNoise...)
+		})
+	}
+}
+
+// TestDeviceCUDAEmulatedIOEncoder runs the double I/O encoder's train and
+// predict with --device cuda on the kernel emulator against the CPU run
+// (FP32 products), as TestDeviceCUDAEmulated does for the flat model.
+func TestDeviceCUDAEmulatedIOEncoder(t *testing.T) {
+	t.Setenv("COMPBENCH_GEMM", "fp32")
+	const tol = 1e-4
+	noise := []string{".bk"}
+	dir := t.TempDir()
+	file := ioRecords(t, dir)
+	cpu, gpu := filepath.Join(dir, "cpu"), filepath.Join(dir, "cuda")
+	short := []string{"--steps", "2", "--max-tgt", "12"} // the emulator runs a kernel thread per GPU thread
+	mustRun(t, append(ioTrainArgs(file, cpu, "cpu"), short...)...)
+	if _, errs, code := runCLI(t, append(ioTrainArgs(file, gpu, "cuda"), short...)...); code != 0 || !strings.Contains(errs, "engine executor on cuda:0") {
+		t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
+	}
+	sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), tol, "tokens_per_s")
+	for _, f := range []string{"model.safetensors", "optim.safetensors"} {
+		sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), tol, noise...)
+	}
+	want, got := filepath.Join(dir, "p-cpu"), filepath.Join(dir, "p-cuda")
+	mustRun(t, "predict", "--run", cpu, "--in", file, "--out", want, "--beam", "2", "--max-len", "6")
+	mustRun(t, "predict", "--run", cpu, "--in", file, "--out", got, "--beam", "2", "--max-len", "6", "--device", "cuda")
+	sameJSONLTol(t, want, got, tol)
+}

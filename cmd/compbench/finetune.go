@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"compbench/blas"
+	"compbench/data"
+	"compbench/train"
+)
+
+func runFinetune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("finetune", "finetune --run RUN --data finetune.jsonl --steps 30 --lr 1e-4 --out RUN2", `
+Few-shot fine-tuning (Shi et al. §5): start from RUN's best weights and train on
+all of --data as one batch (the paper: 20 training- and 20 test-distribution
+examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, stderr)
+	runDir := fs.String("run", "", "run `DIR` to start from (required)")
+	dataPath := fs.String("data", "", "fine-tuning records `FILE` (JSONL, required)")
+	out := fs.String("out", "", "new run `DIR` (required)")
+	steps := fs.Int("steps", 30, "updates")
+	lr := fs.Float64("lr", 1e-4, "constant learning rate")
+	force := fs.Bool("force", false, "replace an existing run in --out")
+	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
+	if _, err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	if *runDir == "" || *dataPath == "" || *out == "" {
+		return usagef("finetune: --run, --data and --out are required")
+	}
+	if *steps < 1 || !(*lr > 0) {
+		return usagef("finetune: --steps must be >= 1 and --lr > 0")
+	}
+	dev, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
+		return err
+	}
+	blas.Use()
+	base, err := train.OpenRun(*runDir, true)
+	if err != nil {
+		return err
+	}
+	be, release, err := dev.open()
+	if err != nil {
+		return err
+	}
+	defer release()
+	recs, err := data.ReadRecords(*dataPath)
+	if err != nil {
+		return err
+	}
+	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr, Backend: be})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "run %s: fine-tuned %s for %d steps on %d examples (%.0f tokens/s), final loss %.4f\n", *out, *runDir, res.Steps, len(recs), res.TokensPerSecond(), res.TrainLoss)
+	return nil
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"compbench/data"
+	"compbench/data/structure"
+	"compbench/eval"
+)
+
+func runFirstError(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("first-error", "first-error --train train.jsonl --gold test.jsonl --pred A [--pred B ...] [flags]",
+		`Token-level analysis of Bogin et al. §5.1: among wrong predictions whose gold
+program has an unobserved 2-LS, the fraction whose first wrong symbol would
+complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
+	var ef evalFlags
+	ef.register(fs)
+	train := fs.String("train", "", "training records `FILE` (required)")
+	var preds listFlag
+	fs.Var(&preds, "pred", "predictions `FILE` (repeat for several models)")
+	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
+	if _, err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	opt, err := ef.options()
+	if err != nil {
+		return err
+	}
+	if *train == "" || len(preds) == 0 {
+		return usagef("--train and at least one --pred are required")
+	}
+	kind, err := structure.ParseTreeKind(*tree)
+	if err != nil {
+		return usagef("--tree: %v", err)
+	}
+	trRecs, err := data.ReadRecords(*train)
+	if err != nil {
+		return err
+	}
+	_, trTrees, _, err := recordTrees(*train, trRecs, kind, *skipBad)
+	if err != nil {
+		return err
+	}
+	model, err := structure.Train(trTrees, structure.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	gold, err := data.ReadRecords(ef.gold)
+	if err != nil {
+		return err
+	}
+	gold, goldTrees, _, err := recordTrees(ef.gold, gold, kind, *skipBad)
+	if err != nil {
+		return err
+	}
+	// The analysis positions errors by output symbol and looks them up in
+	// the tree's structures, so the tree must spell the output. A derivation
+	// (the "tree" field of grammar data, which --tree auto reads) does not.
+	for i := range gold {
+		ts, syms := eval.TreeSymbols(goldTrees[i]), eval.Symbols(gold[i].Output)
+		if !slices.Equal(ts, syms) {
+			return usagef("%s: record %q: its tree (--tree %s) does not spell its output's symbols (tree %q, output %q); first-error needs trees read from the output: --tree bracketed or --tree sexpr",
+				ef.gold, gold[i].ID, *tree, clip(strings.Join(ts, " "), 60), clip(strings.Join(syms, " "), 60))
+		}
+	}
+	type row struct {
+		Pred       string  `json:"pred"`
+		Wrong      int     `json:"wrong"`
+		Applicable int     `json:"wrong_with_unobserved_2ls"`
+		Hits       int     `json:"first_error_completes_unobserved"`
+		Fraction   float64 `json:"fraction"`
+	}
+	var rows []row
+	tot := row{Pred: "all"}
+	for _, p := range preds {
+		ps, err := eval.ReadPredictions(p)
+		if err != nil {
+			return err
+		}
+		j, err := eval.Join(gold, ps, ef.allowMissing)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		exs, _, err := eval.Score(j, opt)
+		if err != nil {
+			return err
+		}
+		r := row{Pred: p}
+		for i, ex := range exs {
+			if ex.Correct {
+				continue
+			}
+			r.Wrong++
+			pred := ""
+			if j.Pairs[i].Pred != nil {
+				pred = j.Pairs[i].Pred.Text
+			}
+			app, hit := eval.FirstError(model, goldTrees[i], eval.Symbols(gold[i].Output), eval.Symbols(pred))
+			if app {
+				r.Applicable++
+				if hit {
+					r.Hits++
+				}
+			}
+		}
+		if r.Applicable > 0 {
+			r.Fraction = float64(r.Hits) / float64(r.Applicable)
+		}
+		tot.Wrong += r.Wrong
+		tot.Applicable += r.Applicable
+		tot.Hits += r.Hits
+		rows = append(rows, r)
+	}
+	if tot.Applicable > 0 {
+		tot.Fraction = float64(tot.Hits) / float64(tot.Applicable)
+	}
+	if len(preds) > 1 {
+		rows = append(rows, tot)
+	}
+	if ef.asJSON {
+		return printJSON(stdout, rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "predictions\twrong\twrong-with-unobserved-2LS\tfirst-error-completes-one\tfraction")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4f\n", r.Pred, r.Wrong, r.Applicable, r.Hits, r.Fraction)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"compbench/blas"
+	"compbench/data"
+	"compbench/train"
+)
+
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("predict", "predict --run RUN --in test.jsonl --out preds.jsonl [--beam K --alpha 0.6 --max-len L]", `
+Decode records with a trained run (best.safetensors when present, else the latest
+weights): greedy by default, beam search with the GNMT length penalty with --beam.
+Writes one {"id","prediction","score"[,"beam"]} line per record, separators removed.`, stderr)
+	runDir := fs.String("run", "", "run `DIR` (required)")
+	in := fs.String("in", "", "records `FILE` to decode (JSONL, required)")
+	out := fs.String("out", "", "predictions `FILE` (required)")
+	beam := fs.Int("beam", 1, "beam size (1: greedy)")
+	alpha := fs.Float64("alpha", 0.6, "length penalty exponent for beam search")
+	maxLen := fs.Int("max-len", 0, "longest output in tokens (0: the model's limit)")
+	batch := fs.Int("batch", 64, "examples decoded together")
+	last := fs.Bool("last", false, "use the latest weights instead of the best dev checkpoint")
+	force := fs.Bool("force", false, "replace an existing --out")
+	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
+	if _, err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	if *runDir == "" || *in == "" || *out == "" {
+		return usagef("predict: --run, --in and --out are required")
+	}
+	if *beam < 1 || *batch < 1 || *maxLen < 0 || *alpha < 0 {
+		return usagef("predict: --beam and --batch must be >= 1, --max-len and --alpha >= 0")
+	}
+	dev, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
+		return err
+	}
+	if err := data.CheckFree(*out, *force); err != nil {
+		return err
+	}
+	blas.Use()
+	r, err := train.OpenRun(*runDir, !*last)
+	if err != nil {
+		return err
+	}
+	be, release, err := dev.open()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if be != nil {
+		done, err := r.UseBackend(be)
+		if err != nil {
+			return err
+		}
+		defer done()
+		fmt.Fprintf(stderr, "predict: engine executor on %s\n", be.Name())
+	}
+	recs, err := data.ReadRecords(*in)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, stderr)
+	if err != nil {
+		return err
+	}
+	el := time.Since(start)
+	if unk > 0 {
+		fmt.Fprintf(stderr, "warning: %d source tokens are not in the run's vocabulary and were read as <unk>\n", unk)
+	}
+	if err := writePredictions(*out, preds, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d predictions to %s; exact match %.2f%%; decoded in %s (%.0f output tokens/s)\n",
+		len(preds), *out, 100*train.ExactMatch(recs, preds), el.Round(time.Millisecond), outputTokens(preds)/el.Seconds())
+	return nil
+}
+
+func writePredictions(path string, preds []train.Prediction, force bool) error {
+	set := data.NewOutputSet(force)
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range preds {
+		if err := enc.Encode(&preds[i]); err != nil {
+			set.Abort()
+			return err
+		}
+	}
+	return set.Commit()
+}
+
+// outputTokens counts the predicted tokens (separators removed), the
+// numerator of predict's throughput.
+func outputTokens(preds []train.Prediction) float64 {
+	n := 0
+	for i := range preds {
+		n += len(strings.Fields(preds[i].Text))
+	}
+	return float64(n)
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"compbench/blas"
+	"compbench/data"
+	"compbench/engine"
+	"compbench/models"
+	"compbench/train"
+)
+
+// runConfig is the default model of compbench run: small enough for a CPU
+// demo in minutes, the paper's shape otherwise (Shi et al. App. C).
+func runConfig() train.Config {
+	c := train.DefaultConfig()
+	c.Model.Layers, c.Model.Dim, c.Model.MLPDim, c.Model.Heads = 2, 64, 128, 4
+	c.Model.MaxSrcLen, c.Model.MaxTgtLen = 64, 160
+	c.Steps, c.Batch, c.LR, c.Warmup, c.EvalEvery, c.EvalLimit = 300, 32, 2e-3, 100, 0, 200
+	return c
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "run --task length --models transformer,relative --out DIR [flags]", `
+One experiment end to end: generate a SCAN benchmark for --task, train each model,
+predict the test set (zero-shot), fine-tune on the few-shot set and predict again,
+then print exact match per model. Defaults are a small CPU budget (2 layers, dim
+64, MLP 128, 300 steps, batch 32, lr 2e-3, warmup 100, max target 160), not the
+"config default" values listed below; the model and optimisation flags of
+"compbench train" override them (--layers 3 --dim 256 --mlp 512 for the paper's size). DIR gets data/, one run folder per model (and MODEL-ft),
+predictions and results.md. --device runs training, fine-tuning and decoding
+of every model on that device.`, stderr)
+	var tf trainFlags
+	tf.register(fs)
+	task := fs.String("task", "length", "SCAN generalization `TASK` (see compbench gen --help)")
+	modelList := fs.String("models", "transformer", "comma-separated `LIST` of models")
+	out := fs.String("out", "", "experiment `DIR` (required)")
+	nTrain := fs.Int("train-size", 1000, "training examples generated")
+	nValid := fs.Int("valid-size", 100, "dev examples generated")
+	nTest := fs.Int("test-size", 100, "test examples generated")
+	ftSteps := fs.Int("finetune-steps", 30, "few-shot fine-tuning steps (0: skip)")
+	ftLR := fs.Float64("finetune-lr", 1e-4, "fine-tuning learning rate")
+	beam := fs.Int("beam", 1, "beam size for prediction")
+	force := fs.Bool("force", false, "replace existing results in DIR")
+	devName := deviceFlag(fs)
+	cacheMB := graphCacheFlag(fs)
+	if _, err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	if *out == "" {
+		return usagef("run: --out is required")
+	}
+	if *beam < 1 || *ftSteps < 0 {
+		return usagef("run: --beam must be >= 1 and --finetune-steps >= 0")
+	}
+	modelSet := false
+	fs.Visit(func(f *flag.Flag) { modelSet = modelSet || f.Name == "model" })
+	if modelSet {
+		return usagef("run: use --models, not --model")
+	}
+	// Checked before anything is written: a refused device leaves no DIR.
+	dv, err := parseDevice(*devName)
+	if err != nil {
+		return err
+	}
+	if err := setGraphCache(*cacheMB); err != nil {
+		return err
+	}
+	names := strings.Split(*modelList, ",")
+	cfgs := make([]train.Config, len(names))
+	for i, n := range names {
+		cfgs[i] = runConfig()
+		if err := cfgs[i].Model.ApplyVariant(strings.TrimSpace(n)); err != nil {
+			return usagef("run: %v", err)
+		}
+		if models.IsLSTM(cfgs[i].Model.Variant) {
+			// The experiment's sizes are shared; an LSTM model's
+			// Transformer encoder (--encoder transformer) takes its
+			// default heads unless --encoder-heads says otherwise.
+			cfgs[i].Model.EncoderHeads = models.LSTMDefaultConfig(cfgs[i].Model.Variant).EncoderHeads
+		}
+		if err := tf.apply(fs, &cfgs[i]); err != nil {
+			return err
+		}
+	}
+	blas.Use()
+	// One backend for every stage, so the whole experiment runs on it.
+	be, release, err := dv.open()
+	if err != nil {
+		return err
+	}
+	defer release()
+	dataDir := filepath.Join(*out, "data")
+	genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train", strconv.Itoa(*nTrain),
+		"--valid", strconv.Itoa(*nValid), "--test", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
+	if *force {
+		genArgs = append(genArgs, "--force")
+	}
+	fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", *task, dataDir)
+	if err = runGen(ctx, genArgs, io.Discard, stderr); err != nil {
+		return fmt.Errorf("run: generate: %w", err)
+	}
+	read := func(name string) ([]data.Record, error) { return data.ReadRecords(filepath.Join(dataDir, name)) }
+	trainRecs, err := read("train.jsonl")
+	if err != nil {
+		return err
+	}
+	dev, err := read("valid.jsonl")
+	if err != nil {
+		return err
+	}
+	test, err := read("test.jsonl")
+	if err != nil {
+		return err
+	}
+	ft, err := read("finetune.jsonl")
+	if err != nil && *ftSteps > 0 {
+		return err
+	}
+	var table bytes.Buffer
+	fmt.Fprintf(&table, "| model | steps | dev EM | test EM zero-shot | test EM few-shot | time |\n|---|---|---|---|---|---|\n")
+	for i, cfg := range cfgs {
+		name := cfg.Model.Variant
+		start := time.Now()
+		dir := filepath.Join(*out, name)
+		fmt.Fprintf(stderr, "training %s in %s\n", name, dir)
+		cfg.Seed = tf.seed
+		res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: trainRecs, Dev: dev, Force: *force, Stderr: stderr, Backend: be})
+		if err != nil {
+			return fmt.Errorf("run: %s: %w", names[i], err)
+		}
+		zero, err := predictEM(ctx, dir, test, *beam, *force, be, stderr)
+		if err != nil {
+			return err
+		}
+		few := "-"
+		if *ftSteps > 0 {
+			base, err := train.OpenRun(dir, true)
+			if err != nil {
+				return err
+			}
+			ftDir := dir + "-ft"
+			if _, err := train.Finetune(ctx, base, ft, train.FinetuneOptions{Steps: *ftSteps, LR: *ftLR, Out: ftDir, Force: *force, Stderr: stderr, Backend: be}); err != nil {
+				return fmt.Errorf("run: %s: fine-tune: %w", name, err)
+			}
+			em, err := predictEM(ctx, ftDir, test, *beam, *force, be, stderr)
+			if err != nil {
+				return err
+			}
+			few = fmt.Sprintf("%.1f", 100*em)
+		}
+		fmt.Fprintf(&table, "| %s | %d | %.1f | %.1f | %s | %s |\n", name, res.Steps, 100*res.DevEM, 100*zero, few, time.Since(start).Round(time.Second))
+	}
+	set := data.NewOutputSet(*force)
+	w, err := set.Create(filepath.Join(*out, "results.md"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "SCAN task %s, %d train / %d test examples, seed %d\n\n", *task, len(trainRecs), len(test), tf.seed)
+	w.Write(table.Bytes())
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	_, err = stdout.Write(table.Bytes())
+	return err
+}
+
+// predictEM decodes test with the run in dir, writes dir/test.preds.jsonl
+// and returns the exact match. be, when set, decodes on package engine's
+// executor.
+func predictEM(ctx context.Context, dir string, test []data.Record, beam int, force bool, be engine.Backend, stderr io.Writer) (float64, error) {
+	r, err := train.OpenRun(dir, true)
+	if err != nil {
+		return 0, err
+	}
+	if be != nil {
+		done, err := r.UseBackend(be)
+		if err != nil {
+			return 0, err
+		}
+		defer done()
+	}
+	preds, _, err := train.Predict(ctx, r, test, train.DecodeOptions{Beam: beam, Alpha: 0.6, Batch: 64}, stderr)
+	if err != nil {
+		return 0, err
+	}
+	if err := writePredictions(filepath.Join(dir, "test.preds.jsonl"), preds, force); err != nil {
+		return 0, err
+	}
+	return train.ExactMatch(test, preds), nil
+}

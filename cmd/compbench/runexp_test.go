@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"compbench/engine"
+)
+
+// runTiny is a compbench run small enough for a unit test: a 1-layer model,
+// a few steps, a handful of examples.
+var runTiny = []string{"--task", "length", "--models", "transformer,relative", "--layers", "1", "--heads", "2", "--dim", "16",
+	"--mlp", "32", "--steps", "6", "--batch", "8", "--warmup", "3", "--eval-every", "3", "--eval-limit", "8",
+	"--train-size", "40", "--valid-size", "8", "--test-size", "8", "--finetune-steps", "2", "--seed", "3"}
+
+// timeCol is the last column of results.md, the only one that may differ.
+var timeCol = regexp.MustCompile(`\| [0-9hms.]+ \|\n`)
+
+// TestRunDevice runs a whole experiment on the TapeMachine and on the
+// engine path (--device engine-cpu, the code --device cuda runs): the
+// results table, metrics and predictions of every stage must agree.
+func TestRunDevice(t *testing.T) {
+	dir := t.TempDir()
+	cpu, eng := filepath.Join(dir, "cpu"), filepath.Join(dir, "engine")
+	mustRun(t, append([]string{"run", "--out", cpu}, runTiny...)...)
+	errs := mustRun(t, append([]string{"run", "--out", eng, "--device", engineCPU}, runTiny...)...)
+	if !strings.Contains(errs, "engine executor on cpu") {
+		t.Errorf("progress does not name the backend:\n%s", errs)
+	}
+	read := func(root string) string {
+		b, err := os.ReadFile(filepath.Join(root, "results.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return timeCol.ReplaceAllString(string(b), "|\n")
+	}
+	if a, b := read(cpu), read(eng); a != b {
+		t.Errorf("results.md differs:\n%s\n%s", a, b)
+	}
+	for _, run := range []string{"transformer", "transformer-ft", "relative", "relative-ft"} {
+		t.Run(run, func(t *testing.T) {
+			sameJSONL(t, filepath.Join(cpu, run, "metrics.jsonl"), filepath.Join(eng, run, "metrics.jsonl"), "tokens_per_s")
+			sameJSONL(t, filepath.Join(cpu, run, "test.preds.jsonl"), filepath.Join(eng, run, "test.preds.jsonl"))
+			sameWeights(t, filepath.Join(cpu, run, "model.safetensors"), filepath.Join(eng, run, "model.safetensors"), devTol)
+		})
+	}
+}
+
+// TestRunDeviceRefused: a bad --device and cuda in a binary without GPU
+// support are usage errors (exit 2, as
+// in train) that leave no experiment folder behind.
+func TestRunDeviceRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "exp")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad device", []string{"--device", "tpu"}, "want cpu, cuda or cuda:N"},
+		{"bad ordinal", []string{"--device", "cuda:x"}, "cuda:N"},
+	}
+	if !engine.CUDABuilt {
+		cases = append(cases, struct {
+			name string
+			args []string
+			want string
+		}{"cuda without gpu build", []string{"--device", "cuda"}, "-tags gpu"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, append([]string{"run", "--out", out}, c.args...)...)
+			if code != 2 || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a refused run left %s", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"compbench/data"
+	"compbench/data/split"
+	"compbench/data/structure"
+)
+
+// splitMethods are the methods "compbench split" knows, in help order.
+var splitMethods = []string{"random", "length", "template", "mcd", "tmcd", "likelihood"}
+
+// splitParams is what split.json records under "params".
+type splitParams struct {
+	Seed       uint64           `json:"seed"`
+	Sizes      split.Sizes      `json:"sizes"`
+	Tree       string           `json:"tree"`
+	MaxSize    int              `json:"compound_max_size"`
+	Anonymizer split.Anonymizer `json:"anonymizer"`
+	SkippedBad int              `json:"skipped_bad"`
+	Method     any              `json:"method,omitempty"`
+}
+
+func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// grammar has flags of its own (split_grammar.go).
+	if len(args) > 0 && args[0] == "grammar" {
+		return runSplitGrammar(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "nls" { // n-LS splits have flags of their own (split_nls.go)
+		return runSplitNLS(ctx, args[1:], stdout, stderr)
+	}
+	fs := newFlags("split", "split METHOD --in data.jsonl --out DIR [flags]", `
+Re-split a pool of records into DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl
+and DIR/split.json (ids, parameters and statistics). METHOD is one of
+`+strings.Join(splitMethods, ", ")+`. Input is JSONL records, "source<TAB>target"
+lines when the file ends in .tsv, or SCAN's "IN: ... OUT: ..." lines when it
+ends in .txt. The same --seed gives the same bytes.
+The grammar and nls methods take flags of their own: see
+"compbench split grammar --help" and "compbench split nls --help".`, stderr)
+	in := fs.String("in", "", "pool of records (.jsonl, .tsv, or SCAN .txt)")
+	out := fs.String("out", "", "output folder")
+	testFrac := fs.Float64("test-frac", -1, "test fraction of the pool (default 0.2; mcd 0.05)")
+	devFrac := fs.Float64("dev-frac", -1, "dev fraction of the pool (default 0; mcd 0.05)")
+	trainFrac := fs.Float64("train-frac", -1, "train fraction (default: the rest; mcd 0.4)")
+	seed := fs.Uint64("seed", 1, "random seed")
+	force := fs.Bool("force", false, "replace existing output files")
+	skipBad := fs.Bool("skip-bad", false, "drop records whose program does not parse instead of failing")
+	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
+	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
+	anon := fs.String("anonymize", "generic", "template anonymizer: generic, scan, none")
+	by := fs.String("by", "output", "length, template and likelihood: input or output")
+	threshold := fs.Int("threshold", 0, "length: send examples longer than this to test (0: use --test-frac)")
+	tdef := split.DefaultTemplateConfig()
+	kTrain := fs.Int("k-train", tdef.KTrain, "template: examples kept per train template (0: all)")
+	kTest := fs.Int("k-test", tdef.KTest, "template: examples kept per test template (0: all)")
+	maxTries := fs.Int("max-tries", tdef.MaxTries, "template: redraws when a test token is missing from train")
+	mdef := split.DefaultMCDConfig()
+	maxAtom := fs.Float64("max-atom-div", mdef.MaxAtomDiv, "mcd: largest atom divergence")
+	target := fs.Float64("target-div", 0, "mcd: aim at this compound divergence (0: maximize)")
+	cands := fs.Int("candidates", mdef.Candidates, "mcd: random candidates scored per step (0: all)")
+	evalCands := fs.Int("eval-candidates", mdef.EvalCandidates, "mcd: candidates per addition to dev/test (0: --candidates)")
+	removeEvery := fs.Int("remove-every", mdef.RemoveEvery, "mcd: try a removal every this many additions (0: never)")
+	steps := fs.Int("steps", 0, "tmcd: swaps tried (0: 20 per example)")
+	scores := fs.String("scores", "", "likelihood: JSONL of {\"id\",\"score\"}, higher = more likely")
+	buckets := fs.Int("len-buckets", 0, "likelihood: control for length with this many quantile buckets")
+	atomC := fs.Bool("atom-constraint", false, "likelihood: swap until every test atom occurs in train")
+	reverse := fs.Bool("reverse", false, "likelihood: most likely examples to test")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("split: want one METHOD (%s), got %d arguments", strings.Join(splitMethods, ", "), len(pos))
+	}
+	method := pos[0]
+	known := false
+	for _, m := range splitMethods {
+		known = known || m == method
+	}
+	if !known {
+		return usagef("split: unknown method %q (want one of %s)", method, strings.Join(splitMethods, ", "))
+	}
+	if *in == "" || *out == "" {
+		return usagef("split: --in and --out are required")
+	}
+	kind, err := split.ParseTreeKind(*treeKind)
+	if err != nil {
+		return usagef("split: --tree: %v", err)
+	}
+	an, err := split.ParseAnonymizer(*anon)
+	if err != nil {
+		return usagef("split: --anonymize: %v", err)
+	}
+	sizes := split.Sizes{Test: 0.2}
+	if method == "mcd" {
+		sizes = split.DefaultMCDSizes()
+	}
+	for _, f := range []struct {
+		v   float64
+		dst *float64
+	}{{*testFrac, &sizes.Test}, {*devFrac, &sizes.Dev}, {*trainFrac, &sizes.Train}} {
+		if f.v != -1 { // -1: not given; other negative values fail Validate
+			*f.dst = f.v
+		}
+	}
+	if err := sizes.Validate(); err != nil {
+		return usagef("split: %v", err)
+	}
+	comp := structure.CompoundConfig{MaxSize: *maxSize}
+	if err := comp.Validate(); err != nil {
+		return usagef("split: --max-compound: %v", err)
+	}
+	needTrees := method == "mcd" || method == "tmcd" || (method == "likelihood" && *atomC)
+	if needTrees && kind == split.TreeNone {
+		return usagef("split: %s needs program trees; --tree none is not allowed", method)
+	}
+	if method == "likelihood" && *scores == "" {
+		return usagef("split: likelihood needs --scores")
+	}
+	for _, p := range split.Parts {
+		if err := data.CheckFree(*out+"/"+p+".jsonl", *force); err != nil {
+			return err
+		}
+	}
+	if err := data.CheckFree(*out+"/split.json", *force); err != nil {
+		return err
+	}
+
+	pool, err := split.LoadPool(*in)
+	if err != nil {
+		return err
+	}
+	params := splitParams{Seed: *seed, Sizes: sizes, Tree: string(kind), MaxSize: *maxSize, Anonymizer: an}
+	var ix *structure.Index
+	if kind != split.TreeNone {
+		var trees []*data.Tree
+		if *skipBad {
+			var bad []string
+			pool, trees, bad = split.SkipBad(pool, kind)
+			params.SkippedBad = len(bad)
+			if len(bad) > 0 {
+				fmt.Fprintf(stderr, "split: skipped %d records whose program does not parse (first: %q)\n", len(bad), bad[0])
+			}
+			if len(pool) == 0 {
+				return fmt.Errorf("split: no record has a program that parses")
+			}
+		} else if trees, err = split.Trees(pool, kind); err != nil {
+			return fmt.Errorf("%s: %w (use --skip-bad to drop such records, or --tree none)", *in, err)
+		}
+		if ix, err = structure.Build(trees, comp, stderr); err != nil {
+			return err
+		}
+		params.MaxSize = ix.MaxSize
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rng := data.SubRand(*seed, "split/"+method)
+	var a split.Assignment
+	switch method {
+	case "random":
+		a, err = split.Random(len(pool), sizes, rng)
+	case "length":
+		cfg := split.LengthConfig{By: *by, Threshold: *threshold}
+		params.Method = cfg
+		a, err = split.Length(pool, cfg, sizes, rng)
+	case "template":
+		cfg := split.TemplateConfig{By: *by, Anonymizer: an, KTrain: *kTrain, KTest: *kTest, MaxTries: *maxTries}
+		params.Method = cfg
+		a, err = split.Template(pool, cfg, sizes, rng)
+	case "mcd":
+		cfg := mdef
+		cfg.MaxAtomDiv, cfg.TargetDiv, cfg.Candidates, cfg.EvalCandidates, cfg.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
+		if err := cfg.Validate(); err != nil {
+			return usagef("split: %v", err)
+		}
+		params.Method = cfg
+		a, err = split.MCD(ix, cfg, sizes, rng, stderr)
+	case "tmcd":
+		cfg := split.TMCDConfig{Steps: *steps}
+		params.Method = cfg
+		a, err = split.TMCD(ix, cfg, sizes, rng, stderr)
+	case "likelihood":
+		cfg := split.LikelihoodConfig{LenBuckets: *buckets, By: *by, AtomConstraint: *atomC, Reverse: *reverse}
+		params.Method = cfg
+		var sc map[string]float64
+		if sc, err = split.LoadScores(*scores); err == nil {
+			a, err = split.Likelihood(pool, sc, ix, cfg, sizes, rng)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	res := split.NewResult(method, params, pool, ix, a, an)
+	if err := split.Write(*out, res, pool, *force); err != nil {
+		return err
+	}
+	return printStats(stdout, res.Stats, false)
+}
+
+// printStats writes stats as indented JSON or as aligned lines.
+func printStats(w io.Writer, s split.Stats, asJSON bool) error {
+	if asJSON {
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	f := func(p *float64) string {
+		if p == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.4f", *p)
+	}
+	fmt.Fprintf(w, "sizes              train %d  dev %d  test %d\n", s.TrainSize, s.DevSize, s.TestSize)
+	fmt.Fprintf(w, "atom divergence    %s\n", f(s.AtomDivergence))
+	fmt.Fprintf(w, "compound div.      %s (unweighted %s)\n", f(s.CompoundDivergence), f(s.CompoundDivergenceUnweighted))
+	fmt.Fprintf(w, "pattern coverage   output %.4f  input %.4f\n", s.OutputPatternCoverage, s.InputPatternCoverage)
+	fmt.Fprintf(w, "length ratio       output %.4f  input %.4f\n", s.OutputLengthRatio, s.InputLengthRatio)
+	_, err := fmt.Fprintf(w, "missing atoms      %d %s\n", len(s.MissingAtoms), strings.Join(s.MissingAtoms, " | "))
+	return err
+}
