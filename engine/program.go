@@ -20,7 +20,7 @@ const (
 	OpRepeat              // y [N, D] = b [D] on every row (Gorgonia's Repeat along axis 0)
 	OpSum                 // y [D] = sum of the rows of x [N, D] (Gorgonia's Σ along axis 0)
 	OpTranspose           // y [C, R] = xᵀ for x [R, C]
-	OpCompbench             // a compbench op (package ops)
+	OpCompbench           // a compbench op (package ops)
 )
 
 var opNames = [...]string{"Gemm", "Linear", "Binary", "Repeat", "Sum", "Transpose", "Compbench"}
