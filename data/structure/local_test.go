@@ -207,9 +207,10 @@ func TestSymbolSimilarityCases(t *testing.T) {
 	id := func(s string) int32 { i, _ := m.Symbols().Lookup(s); return i }
 	cx := m.Contexts()
 	// x: parents {p}, right {a}; a: parents {p}, left {x}.
-	// relevant types: parents (1), left ({} vs {x}: 0), right ({a} vs {}: 0) -> 1/3.
-	if got := cx.Sim(id("x"), id("a")); math.Abs(got-1.0/3) > 1e-6 {
-		t.Errorf("sim(x, a) = %v, want 1/3", got)
+	// parent-child: parents 1 (children empty for both, left out) -> 1;
+	// siblings: left ({} vs {x}) 0, right ({a} vs {}) 0 -> 0; mean 1/2.
+	if got := cx.Sim(id("x"), id("a")); math.Abs(got-0.5) > 1e-6 {
+		t.Errorf("sim(x, a) = %v, want 1/2", got)
 	}
 	if got := cx.Sim(id("a"), id("b")); got != 0 {
 		t.Errorf("sim(a, b) = %v, want 0", got)
