@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"compbench/data"
 	"compbench/models"
 	"compbench/safetensors"
 )
@@ -70,57 +69,50 @@ func paramData(p *models.Params) [][]float32 {
 	return out
 }
 
-func writeSafetensors(set *data.OutputSet, path string, ts []safetensors.Tensor, meta map[string]string) error {
-	w, err := set.Create(path)
-	if err != nil {
-		return err
-	}
-	return safetensors.Write(w, ts, meta)
+func safetensorsFill(ts []safetensors.Tensor, meta map[string]string) func(io.Writer) error {
+	return func(w io.Writer) error { return safetensors.Write(w, ts, meta) }
 }
 
-func writeJSON(set *data.OutputSet, path string, v any) error {
-	w, err := set.Create(path)
-	if err != nil {
+func jsonFill(v any) func(io.Writer) error {
+	return func(w io.Writer) error {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
 		return err
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
 
-// saveCheckpoint writes weights, moments and state all-or-nothing, plus
-// best.safetensors when best is set.
+// saveCheckpoint commits weights, moments and state as one checkpoint
+// (see commitCheckpoint), plus best.safetensors when best is set. Each
+// safetensors file records its step in __metadata__, which --resume checks
+// against state.json.
 func saveCheckpoint(dir string, p *models.Params, opt *Adam, st State, best bool) error {
-	set := data.NewOutputSet(true)
 	meta := map[string]string{"step": strconv.Itoa(st.Step)}
+	files := map[string]func(io.Writer) error{StateFile: jsonFill(st)}
 	w, err := tensorsOf(p, "", paramData(p))
-	if err == nil {
-		err = writeSafetensors(set, filepath.Join(dir, ModelFile), w, meta)
-	}
-	if err == nil && best {
-		err = writeSafetensors(set, filepath.Join(dir, BestFile), w, meta)
-	}
-	if err == nil && opt != nil {
-		var m, v []safetensors.Tensor
-		m, err = tensorsOf(p, "m/", opt.M)
-		if err == nil {
-			v, err = tensorsOf(p, "v/", opt.V)
-		}
-		if err == nil {
-			err = writeSafetensors(set, filepath.Join(dir, OptimFile), append(m, v...), meta)
-		}
-	}
-	if err == nil {
-		err = writeJSON(set, filepath.Join(dir, StateFile), st)
-	}
 	if err != nil {
-		set.Abort()
 		return fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	return set.Commit()
+	files[ModelFile] = safetensorsFill(w, meta)
+	if best {
+		files[BestFile] = safetensorsFill(w, meta)
+	}
+	m, err := tensorsOf(p, "m/", opt.M)
+	if err == nil {
+		var v []safetensors.Tensor
+		if v, err = tensorsOf(p, "v/", opt.V); err == nil {
+			files[OptimFile] = safetensorsFill(append(m, v...), meta)
+		}
+	}
+	if err == nil {
+		err = commitCheckpoint(dir, files)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return nil
 }
 
 // LoadWeights reads a safetensors file into p; names and shapes must match.
@@ -169,6 +161,11 @@ func readTensors(path string, p *models.Params, prefix string) ([][]float32, err
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %s: tensor %q: %w", path, n, err)
 		}
+		// Caught here, a bad weight names its file and tensor instead of
+		// surfacing later as a NaN score or loss.
+		if bad := safetensors.NonFinite(v); bad != "" {
+			return nil, fmt.Errorf("%s: tensor %s holds %s", path, prefix+n, bad)
+		}
 		out[i] = v
 	}
 	return out, nil
@@ -202,6 +199,9 @@ func readJSONStrict(path string, v any) error {
 			return fmt.Errorf("%s: empty file", path)
 		}
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: data after the JSON object", path)
 	}
 	return nil
 }

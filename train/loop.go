@@ -29,6 +29,12 @@ type Options struct {
 	Train, Dev []data.Record
 	// Resume continues the run in Dir from its last checkpoint.
 	Resume bool
+	// Data, when set, fingerprints the data files: recorded in a new
+	// run's data.json and compared on resume.
+	Data []DataFile
+	// AllowDataChange lets a resume continue on data whose fingerprints
+	// differ from data.json.
+	AllowDataChange bool
 	// Force replaces an existing run in Dir.
 	Force bool
 	// Vocab, when set, is used instead of one built from Train (fine-tuning
@@ -81,23 +87,57 @@ func (r *Result) TokensPerSecond() float64 {
 }
 
 // runFiles are the files a run owns; --force removes exactly these.
-var runFiles = []string{ConfigFile, VocabFile, ModelFile, OptimFile, StateFile, BestFile, MetricsFile}
+var runFiles = []string{ConfigFile, VocabFile, ModelFile, OptimFile, StateFile, BestFile, MetricsFile, DataFileName}
 
-// prepareDir refuses to overwrite a run unless force, in which case it
-// removes the run's own files (nothing else in the folder).
-func prepareDir(dir string, force bool) error {
-	for _, f := range runFiles {
-		p := filepath.Join(dir, f)
-		if _, err := os.Stat(p); err == nil {
-			if !force {
-				return fmt.Errorf("run folder %s already holds a run (%s): use --resume to continue it or --force to replace it", dir, f)
-			}
-			if err := os.Remove(p); err != nil {
-				return err
-			}
+// checkNewDir refuses a folder that holds a run unless force; it writes
+// nothing.
+func checkNewDir(dir string, force bool) error {
+	if force {
+		return nil
+	}
+	for _, f := range append(runFiles, pendingDir) {
+		if exists(filepath.Join(dir, f)) {
+			return fmt.Errorf("run folder %s already holds a run (%s): use --resume to continue it or --force to replace it", dir, f)
 		}
 	}
-	return os.MkdirAll(dir, 0o755)
+	return nil
+}
+
+// prepareDir makes dir ready for a new run: with force it removes the
+// run's own files (nothing else in the folder), and the leftovers of a
+// killed run.
+func prepareDir(dir string, force bool) error {
+	if err := checkNewDir(dir, force); err != nil {
+		return err
+	}
+	for _, f := range append(runFiles, pendingDir) {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return removeStale(dir)
+}
+
+// resumeDir brings a checked run folder to its resume point: leftovers
+// of a killed process removed, a committed checkpoint installed, metrics
+// after the checkpoint dropped, changed data recorded.
+func resumeDir(dir string, rp *resumePoint) error {
+	if err := removeStale(dir); err != nil {
+		return err
+	}
+	if err := installPending(dir); err != nil {
+		return err
+	}
+	if err := trimMetrics(filepath.Join(dir, MetricsFile), rp.state.Step); err != nil {
+		return err
+	}
+	if rp.data != nil {
+		return writeData(dir, rp.data)
+	}
+	return nil
 }
 
 // Train runs (or resumes) training and returns its summary.
@@ -112,27 +152,19 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if len(o.Train) == 0 {
 		return nil, errors.New("training data is empty")
 	}
+	// Everything is read and checked before the first write to the run
+	// folder, so bad input never costs the user what the folder held.
 	var st State
+	var rp *resumePoint
 	vocab := o.Vocab
 	if o.Resume {
-		var saved Config
-		if err := readJSONStrict(filepath.Join(o.Dir, ConfigFile), &saved); err != nil {
+		var err error
+		if rp, err = readResume(o.Dir, &cfg, &o); err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		cfg.Model.SrcVocab, cfg.Model.TgtVocab = saved.Model.SrcVocab, saved.Model.TgtVocab
-		if saved.Model != cfg.Model || saved.Seed != cfg.Seed {
-			return nil, fmt.Errorf("resume: the model or seed differs from %s; resuming needs the same ones", filepath.Join(o.Dir, ConfigFile))
-		}
-		v, err := models.ReadVocab(filepath.Join(o.Dir, VocabFile))
-		if err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-		vocab = v
-		if err := readJSONStrict(filepath.Join(o.Dir, StateFile), &st); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
+		vocab, st = rp.vocab, rp.state
 	} else {
-		if err := prepareDir(o.Dir, o.Force); err != nil {
+		if err := checkNewDir(o.Dir, o.Force); err != nil {
 			return nil, err
 		}
 		if vocab == nil {
@@ -168,12 +200,17 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	}
 	p := m.Params()
 	opt := NewAdam(p, cfg.Beta1, cfg.Beta2, cfg.Eps)
+	initialised := false // the start weights are not the seed's
 	if o.Resume {
-		if err := LoadWeights(filepath.Join(o.Dir, ModelFile), p); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-		if err := loadOptim(filepath.Join(o.Dir, OptimFile), p, opt); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
+		// Before the first checkpoint (rp.model "") the run restarts
+		// from the seed's initialisation, as it first did.
+		if rp.model != "" {
+			if err := LoadWeights(rp.model, p); err != nil {
+				return nil, fmt.Errorf("resume: %w", err)
+			}
+			if err := loadOptim(rp.optim, p, opt); err != nil {
+				return nil, fmt.Errorf("resume: %w", err)
+			}
 		}
 		opt.T = st.AdamT
 	} else {
@@ -181,14 +218,13 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			if err := LoadWeights(o.InitWeights, p); err != nil {
 				return nil, err
 			}
+			initialised = true
 		}
 		if o.Init != nil {
 			if err := o.Init(m, vocab); err != nil {
 				return nil, err
 			}
-		}
-		if err := writeStart(o.Dir, &cfg, vocab); err != nil {
-			return nil, err
+			initialised = true
 		}
 	}
 	var eng engineTrainer // nil: the TapeMachine path
@@ -200,9 +236,17 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		defer eng.Close()
 		eval = eng
 	}
+	// The first write to the run folder.
 	if o.Resume {
-		if err := trimMetrics(filepath.Join(o.Dir, MetricsFile), st.Step); err != nil {
+		if err := resumeDir(o.Dir, rp); err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
+		}
+	} else {
+		if err := prepareDir(o.Dir, o.Force); err != nil {
+			return nil, err
+		}
+		if err := writeStart(o.Dir, &cfg, vocab, o.Data, p, opt, initialised); err != nil {
+			return nil, err
 		}
 	}
 	mf, err := os.OpenFile(filepath.Join(o.Dir, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -340,16 +384,10 @@ func trimMetrics(path string, step int) error {
 		}
 		keep = append(keep, line...)
 	}
-	set := data.NewOutputSet(true)
-	w, err := set.Create(path)
-	if err != nil {
+	return replaceSynced(path, func(w io.Writer) error {
+		_, err := w.Write(keep)
 		return err
-	}
-	if _, err := w.Write(keep); err != nil {
-		set.Abort()
-		return err
-	}
-	return set.Commit()
+	})
 }
 
 func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
@@ -365,9 +403,11 @@ func unknownExample(v *models.Vocab, recs []data.Record) string {
 	return ""
 }
 
-// writeStart writes config.json and vocab.json together.
-func writeStart(dir string, cfg *Config, v *models.Vocab) error {
-	set := data.NewOutputSet(false)
+// writeStart writes vocab.json, data.json and, when the start weights are
+// not the seed's (fine-tuning, a pretrained encoder), a step-0 checkpoint
+// to resume from; config.json comes last, so a folder with config.json
+// holds everything a resume needs.
+func writeStart(dir string, cfg *Config, v *models.Vocab, files []DataFile, p *models.Params, opt *Adam, initialised bool) error {
 	cb, err := cfg.Marshal()
 	if err != nil {
 		return err
@@ -376,20 +416,27 @@ func writeStart(dir string, cfg *Config, v *models.Vocab) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{ConfigFile, cb}, {VocabFile, vb}} {
-		w, err := set.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(f.b); err != nil {
-			set.Abort()
+	if err := replaceSynced(filepath.Join(dir, VocabFile), bytesFill(vb)); err != nil {
+		return err
+	}
+	if files != nil {
+		if err := writeData(dir, files); err != nil {
 			return err
 		}
 	}
-	return set.Commit()
+	if initialised {
+		if err := saveCheckpoint(dir, p, opt, State{}, false); err != nil {
+			return err
+		}
+	}
+	return replaceSynced(filepath.Join(dir, ConfigFile), bytesFill(cb))
+}
+
+func bytesFill(b []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}
 }
 
 // epochs gives the batch of each step: epoch e's batches are shuffled by

@@ -1,0 +1,244 @@
+package train
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"compbench/models"
+	"compbench/safetensors"
+)
+
+// ErrInconsistent marks a checkpoint whose files belong to different steps.
+var ErrInconsistent = errors.New("inconsistent checkpoint")
+
+// Validate range-checks a state read from disk, so a corrupt state.json is
+// an error before it reaches batch indexing or metrics trimming.
+func (s *State) Validate() error {
+	switch {
+	case s.Step < 0:
+		return fmt.Errorf("step %d < 0", s.Step)
+	case s.AdamT < 0 || s.AdamT > s.Step:
+		return fmt.Errorf("adam_t %d outside [0, step %d]", s.AdamT, s.Step)
+	case s.BestStep < 0 || s.BestStep > s.Step:
+		return fmt.Errorf("best_step %d outside [0, step %d]", s.BestStep, s.Step)
+	case !(s.BestEM >= 0 && s.BestEM <= 1):
+		return fmt.Errorf("best_em %v outside [0, 1]", s.BestEM)
+	case !(s.BestLoss >= 0) || math.IsInf(s.BestLoss, 1):
+		return fmt.Errorf("best_loss %v is not a finite loss", s.BestLoss)
+	}
+	return nil
+}
+
+// DataFile identifies a data file by size and SHA-256, so resuming on
+// other data than the run was trained on is caught.
+type DataFile struct {
+	// Role is the flag the file came from: "train" or "dev".
+	Role string `json:"role"`
+	// Path is the path as given, for messages only: a moved file with the
+	// same bytes is the same data.
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// DataFileName holds the fingerprints of a run's data files.
+const DataFileName = "data.json"
+
+type dataFiles struct {
+	Files []DataFile `json:"files"`
+}
+
+// Fingerprint reads path and returns its size and SHA-256.
+func Fingerprint(role, path string) (DataFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return DataFile{}, fmt.Errorf("fingerprint %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return DataFile{}, fmt.Errorf("fingerprint %s: %w", path, err)
+	}
+	return DataFile{Role: role, Path: path, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// dataChange compares the saved fingerprints with the current ones and
+// describes the first difference ("" when the data are the same).
+func dataChange(saved, now []DataFile) string {
+	find := func(fs []DataFile, role string) *DataFile {
+		for i := range fs {
+			if fs[i].Role == role {
+				return &fs[i]
+			}
+		}
+		return nil
+	}
+	for _, role := range []string{"train", "dev"} {
+		a, b := find(saved, role), find(now, role)
+		switch {
+		case a == nil && b == nil:
+		case a == nil:
+			return fmt.Sprintf("--%s %s is given but the run had none", role, b.Path)
+		case b == nil:
+			return fmt.Sprintf("--%s is missing but the run was trained with %s", role, a.Path)
+		case a.Size != b.Size || a.SHA256 != b.SHA256:
+			return fmt.Sprintf("--%s %s (%d bytes, sha256 %.12s) differs from the run's %s (%d bytes, sha256 %.12s)",
+				role, b.Path, b.Size, b.SHA256, a.Path, a.Size, a.SHA256)
+		}
+	}
+	return ""
+}
+
+// resumePoint is what a run folder says about where to resume, read and
+// checked without writing anything.
+type resumePoint struct {
+	state State
+	vocab *models.Vocab
+	// model and optim are the checkpoint files to load ("" before the
+	// first checkpoint: start from the seed's initialisation).
+	model, optim string
+	// data are the fingerprints to record when the data changed (nil:
+	// keep data.json as it is).
+	data []DataFile
+}
+
+// readResume reads and checks everything resuming dir needs: config.json
+// against cfg (whose vocabulary sizes it fills in), vocab.json, state.json
+// and the step recorded in each checkpoint file. It writes nothing.
+func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
+	cfgPath := filepath.Join(dir, ConfigFile)
+	var saved Config
+	if err := readJSONStrict(cfgPath, &saved); err != nil {
+		return nil, err
+	}
+	if err := saved.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	cfg.Model.SrcVocab, cfg.Model.TgtVocab = saved.Model.SrcVocab, saved.Model.TgtVocab
+	if saved.Model != cfg.Model || saved.Seed != cfg.Seed {
+		return nil, fmt.Errorf("the model or seed differs from %s; resuming needs the same ones", cfgPath)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	v, err := models.ReadVocab(filepath.Join(dir, VocabFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Source) != saved.Model.SrcVocab || len(v.Target) != saved.Model.TgtVocab {
+		return nil, fmt.Errorf("%s has %d/%d tokens, %s says %d/%d", filepath.Join(dir, VocabFile),
+			len(v.Source), len(v.Target), cfgPath, saved.Model.SrcVocab, saved.Model.TgtVocab)
+	}
+	rp := &resumePoint{vocab: v}
+	if err := checkData(dir, o, rp); err != nil {
+		return nil, err
+	}
+	statePath := checkpointPath(dir, StateFile)
+	modelPath, optimPath, bestPath := checkpointPath(dir, ModelFile), checkpointPath(dir, OptimFile), checkpointPath(dir, BestFile)
+	if !exists(statePath) {
+		// Stopped before its first checkpoint: start again at step 0.
+		for _, p := range []string{modelPath, optimPath, bestPath} {
+			if exists(p) {
+				return nil, fmt.Errorf("%w: %s exists but %s does not", ErrInconsistent, p, statePath)
+			}
+		}
+		return rp, nil
+	}
+	if err := readJSONStrict(statePath, &rp.state); err != nil {
+		return nil, err
+	}
+	st := &rp.state
+	if err := st.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath, err)
+	}
+	if st.Step > cfg.Steps {
+		return nil, fmt.Errorf("%s: the run is at step %d, past the %d steps asked for", statePath, st.Step, cfg.Steps)
+	}
+	want := []struct {
+		path string
+		step int
+	}{{modelPath, st.Step}, {optimPath, st.Step}}
+	if st.BestStep > 0 || exists(bestPath) {
+		want = append(want, struct {
+			path string
+			step int
+		}{bestPath, st.BestStep})
+	}
+	for _, w := range want {
+		got, err := fileStep(w.path)
+		if err != nil {
+			return nil, err
+		}
+		if got != w.step {
+			return nil, fmt.Errorf("%w: %s holds step %d, %s says %d", ErrInconsistent, w.path, got, statePath, w.step)
+		}
+	}
+	rp.model, rp.optim = modelPath, optimPath
+	return rp, nil
+}
+
+// checkData compares the data's fingerprints with the run's data.json.
+func checkData(dir string, o *Options, rp *resumePoint) error {
+	if o.Data == nil {
+		return nil
+	}
+	p := filepath.Join(dir, DataFileName)
+	var saved dataFiles
+	if err := readJSONStrict(p, &saved); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// A run from before data.json: nothing to compare with.
+			rp.data = o.Data
+			return nil
+		}
+		return err
+	}
+	if d := dataChange(saved.Files, o.Data); d != "" {
+		if !o.AllowDataChange {
+			return fmt.Errorf("the data changed: %s; pass --allow-data-change to resume on it anyway", d)
+		}
+		fmt.Fprintf(o.Stderr, "warning: the data changed: %s; the run will not match an uninterrupted one\n", d)
+		rp.data = o.Data
+	}
+	return nil
+}
+
+// fileStep is the step recorded in a checkpoint file's metadata; only its
+// header is read.
+func fileStep(path string) (int, error) {
+	r, err := safetensors.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("%w: %w", ErrInconsistent, err)
+		}
+		return 0, fmt.Errorf("corrupt checkpoint: %w", err)
+	}
+	defer r.Close()
+	s, ok := r.Metadata["step"]
+	if !ok {
+		return 0, fmt.Errorf("%w: %s records no step in its metadata", ErrInconsistent, path)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: %s records step %q", ErrInconsistent, path, s)
+	}
+	return n, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// writeData records the data's fingerprints in dir.
+func writeData(dir string, files []DataFile) error {
+	return replaceSynced(filepath.Join(dir, DataFileName), jsonFill(dataFiles{Files: files}))
+}
