@@ -21,9 +21,19 @@ var deviceTiny = []string{"--model", "relative", "--layers", "1", "--heads", "2"
 	"--dropout", "0.1", "--label-smoothing", "0.1", "--clip", "1"}
 
 // devTol is the relative tolerance between the TapeMachine and the engine
-// on the CPU backend (bit-identical at these sizes in practice; decoding
-// scores may differ in the last bits, the engine re-running prefixes).
-const devTol = 1e-5
+// on the CPU backend, two implementations whose FP32 arithmetic differs
+// only in summation order (crossTol), for the tests' tiny Transformer and
+// GPT-2 runs: batch 4, max_tgt 10, mlp 32 (sums of at most 4·10·32 =
+// 1,280 terms), at most 20 optimizer steps (score's k-fold fine-tuning).
+// Decoding scores may differ in the last bits too, the engine re-running
+// prefixes.
+var devTol = crossTol(1280, 20)
+
+// deviceNoise are the Transformer weights the cross-implementation tests
+// do not compare: the attention key biases, whose gradient is zero in
+// exact arithmetic (softmax ignores a per-row constant), so Adam moves
+// them by rounding noise, which differs between summation orders.
+var deviceNoise = []string{".bk"}
 
 func trainArgs(dataPath, out, dev string, steps string, extra ...string) []string {
 	a := append([]string{"train", "--train", dataPath, "--dev", dataPath, "--out", out, "--steps", steps, "--eval-every", "5", "--device", dev}, deviceTiny...)
@@ -172,7 +182,7 @@ func TestDeviceEngineCPU(t *testing.T) {
 	}
 	sameJSONL(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(eng, "metrics.jsonl"), "tokens_per_s")
 	for _, f := range []string{"model.safetensors", "best.safetensors", "optim.safetensors"} {
-		sameWeights(t, filepath.Join(cpu, f), filepath.Join(eng, f), devTol)
+		sameWeights(t, filepath.Join(cpu, f), filepath.Join(eng, f), devTol, deviceNoise...)
 	}
 	for _, f := range []string{"config.json", "vocab.json", "state.json"} {
 		a, _ := os.ReadFile(filepath.Join(cpu, f))
@@ -184,21 +194,29 @@ func TestDeviceEngineCPU(t *testing.T) {
 
 	t.Run("resume", func(t *testing.T) {
 		// 7 steps, then resume to 12: the checkpoint must carry the
-		// backend's weights and Adam state. The training-loss lines average
+		// backend's weights and Adam state. On one device the resumed run
+		// is the uninterrupted one bit for bit; across devices, within the
+		// cross-implementation tolerance. The training-loss lines average
 		// over different steps; the dev lines must agree.
-		for _, c := range []struct{ name, first, second string }{
-			{"engine then engine", engineCPU, engineCPU},
-			{"cpu then engine", "cpu", engineCPU},
-			{"engine then cpu", engineCPU, "cpu"},
+		for _, c := range []struct {
+			name, first, second, full string
+			tol                       float64
+			noise                     []string
+		}{
+			{"cpu then cpu", "cpu", "cpu", cpu, 0, nil},
+			{"engine then engine", engineCPU, engineCPU, eng, 0, nil},
+			{"cpu then engine", "cpu", engineCPU, cpu, devTol, deviceNoise},
+			{"engine then cpu", engineCPU, "cpu", cpu, devTol, deviceNoise},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				run := filepath.Join(t.TempDir(), "r")
 				mustRun(t, trainArgs(data, run, c.first, "7")...)
 				mustRun(t, trainArgs(data, run, c.second, "12", "--resume")...)
 				p := filepath.Join(run, "metrics.jsonl")
-				sameRows(t, p, devLines(readJSONLMaps(t, filepath.Join(cpu, "metrics.jsonl"))), devLines(readJSONLMaps(t, p)))
-				sameWeights(t, filepath.Join(cpu, "model.safetensors"), filepath.Join(run, "model.safetensors"), devTol)
-				sameWeights(t, filepath.Join(cpu, "optim.safetensors"), filepath.Join(run, "optim.safetensors"), devTol)
+				sameRowsTol(t, p, devLines(readJSONLMaps(t, filepath.Join(c.full, "metrics.jsonl"))), devLines(readJSONLMaps(t, p)), c.tol)
+				for _, f := range []string{"model.safetensors", "optim.safetensors"} {
+					sameWeights(t, filepath.Join(c.full, f), filepath.Join(run, f), c.tol, c.noise...)
+				}
 			})
 		}
 	})
@@ -219,7 +237,7 @@ func TestDeviceEngineCPU(t *testing.T) {
 		mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", want)
 		mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", got, "--device", engineCPU)
 		sameJSONL(t, filepath.Join(want, "metrics.jsonl"), filepath.Join(got, "metrics.jsonl"), "tokens_per_s")
-		sameWeights(t, filepath.Join(want, "model.safetensors"), filepath.Join(got, "model.safetensors"), devTol)
+		sameWeights(t, filepath.Join(want, "model.safetensors"), filepath.Join(got, "model.safetensors"), devTol, deviceNoise...)
 	})
 }
 

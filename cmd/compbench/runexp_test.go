@@ -44,7 +44,7 @@ func TestRunDevice(t *testing.T) {
 		t.Run(run, func(t *testing.T) {
 			sameJSONL(t, filepath.Join(cpu, run, "metrics.jsonl"), filepath.Join(eng, run, "metrics.jsonl"), "tokens_per_s")
 			sameJSONL(t, filepath.Join(cpu, run, "test.preds.jsonl"), filepath.Join(eng, run, "test.preds.jsonl"))
-			sameWeights(t, filepath.Join(cpu, run, "model.safetensors"), filepath.Join(eng, run, "model.safetensors"), devTol)
+			sameWeights(t, filepath.Join(cpu, run, "model.safetensors"), filepath.Join(eng, run, "model.safetensors"), devTol, deviceNoise...)
 		})
 	}
 }

@@ -98,8 +98,8 @@ func TestScoreCommand(t *testing.T) {
 }
 
 // TestScoreFoldsDevice: k-fold from-scratch scores fine-tuned on the engine
-// (engine-cpu) match the TapeMachine's within devTol (1e-5 relative; not bit
-// for bit: the engine sums bias gradients over more than 64 rows in chunks,
+// (engine-cpu) match the TapeMachine's within devTol (not bit for bit: the
+// engine sums bias gradients over more than 64 rows in chunks,
 // docs/engine.md), and two engine runs with one seed write the same bytes.
 func TestScoreFoldsDevice(t *testing.T) {
 	dir := t.TempDir()
