@@ -25,14 +25,6 @@ func dense(x []float32, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), x...)))
 }
 
-func ints(x []int32) *tensor.Dense {
-	v := make([]int, len(x))
-	for i, id := range x {
-		v[i] = int(id)
-	}
-	return tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(v))
-}
-
 // graphResult holds an op's forward value and the gradients of the inputs
 // listed in wrt.
 type graphResult struct {
@@ -101,20 +93,6 @@ func same(t *testing.T, what string, got, want []float32) {
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 			t.Fatalf("%s[%d] = %g, want %g (bit-identical)", what, i, got[i], want[i])
-		}
-	}
-}
-
-// close fails unless |got-want| <= atol + rtol*|want| everywhere.
-func closeTo(t *testing.T, what string, got, want []float32, atol, rtol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		d := math.Abs(float64(got[i]) - float64(want[i]))
-		if !(d <= atol+rtol*math.Abs(float64(want[i]))) {
-			t.Fatalf("%s[%d] = %g, want %g (atol %g, rtol %g)", what, i, got[i], want[i], atol, rtol)
 		}
 	}
 }

@@ -131,7 +131,6 @@ func ReadGPT2Config(path string) (GPT2Config, error) {
 type gpt2Param struct {
 	name string
 	val  *tensor.Dense
-	grad []float32 // allocated only for fine-tuning
 }
 
 // gpt2Shapes lists every parameter name (Hugging Face's, without the

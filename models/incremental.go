@@ -35,9 +35,8 @@ type DecodeState interface {
 }
 
 type layerCache struct {
-	k, v           []float32 // [B, maxLen, D] self-attention keys, values
-	memK, memV     []float32 // [B, S, D] cross-attention keys, values
-	selfRel, cross []float32 // scratch
+	k, v       []float32 // [B, maxLen, D] self-attention keys, values
+	memK, memV []float32 // [B, S, D] cross-attention keys, values
 }
 
 type incState struct {

@@ -164,13 +164,12 @@ func (m *Transformer) Config() Config { return m.Cfg }
 
 // builder builds one graph; parameter nodes are made on first use.
 type builder struct {
-	m      *Transformer
-	g      *G.ExprGraph
-	nodes  map[int]*G.Node
-	train  bool
-	drop   *ops.DropoutSource // nil unless training
-	err    error
-	shapes tensor.Shape
+	m     *Transformer
+	g     *G.ExprGraph
+	nodes map[int]*G.Node
+	train bool
+	drop  *ops.DropoutSource // nil unless training
+	err   error
 }
 
 func (b *builder) param(i int) *G.Node {

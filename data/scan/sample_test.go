@@ -121,7 +121,7 @@ func TestSampleDeterministic(t *testing.T) {
 		}
 		return s
 	}
-	if draw(11) != draw(11) {
+	if a, b := draw(11), draw(11); a != b {
 		t.Error("same seed gave different commands")
 	}
 	if draw(11) == draw(12) {
