@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,15 +63,41 @@ func LoadScores(path string) (map[string]float64, error) {
 	return out, nil
 }
 
-// Likelihood puts the least likely Dev+Test of the pool in evaluation and
-// the rest (or the most likely Train of it) in train. Ties in score are
-// broken at random by the seed. With LenBuckets, examples are cut into that
-// many equal-count buckets by length and each bucket sends
-// floor(nEval*size/n) examples plus a random rounding, adjusted to hit nEval
-// exactly. ix is needed only for AtomConstraint: then the least likely
-// evaluation examples with a missing atom trade places with the least likely
-// training examples that can go.
+// Likelihood follows Godbole & Jia's split script (§3; the public
+// long-tail-likelihood-splits code, semantic_parsing/gen_ll_split.py):
+//
+//   - Examples are ranked by score, most likely first. Ties are broken at
+//     random by the seed (the reference's stable sort keeps file order).
+//   - The training side is the nSide = n - (Dev+Test) most likely examples.
+//   - With LenBuckets > 1, examples are grouped into quantile bins of their
+//     length (whitespace tokens of By) with pandas qcut semantics: see
+//     lengthBuckets. Bucket b keeps floor(nSide*|b|/n) of its most likely
+//     examples for training, plus one more with probability equal to the
+//     fractional part. The training side is then listed least likely first
+//     and the evaluation side most likely first; if the quotas add up to too
+//     few, the most likely evaluation examples move to training, if too many
+//     the least likely training examples move to evaluation, until training
+//     holds exactly nSide. The boundary moves by likelihood, not bucket by
+//     bucket.
+//   - With a Train fraction that leaves part of the pool unused, the
+//     training side keeps only its nTrain most likely examples (an extension;
+//     the reference uses the whole pool).
+//   - AtomConstraint runs the atom balancing of the NQG split tools the
+//     reference calls (balanceAtomsLikelihood), on the two sides in the
+//     orders above.
+//   - The evaluation side is shuffled by the seed and divided into dev and
+//     test; the reference halves it (dev the smaller half when odd), which
+//     equal --dev-frac and --test-frac reproduce.
+//
+// ix is needed only for AtomConstraint.
 func Likelihood(pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand) (Assignment, error) {
+	return likelihood(pool, scores, ix, cfg, sizes, rng, func(p float64) bool { return rng.Float64() < p })
+}
+
+// likelihood is Likelihood with the quota rounding as a parameter: roundUp
+// is asked once per non-empty bucket, in bucket order, with the fractional
+// part of its training quota (tests pass a fixed choice).
+func likelihood(pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand, roundUp func(frac float64) bool) (Assignment, error) {
 	n := len(pool)
 	nTrain, nDev, nTest, err := sizes.counts(n)
 	if err != nil {
@@ -98,61 +125,183 @@ func Likelihood(pool []data.Record, scores map[string]float64, ix *structure.Ind
 		key[i] = s
 	}
 	tie := rng.Perm(n)
-	less := func(i, j int) bool { // i less likely than j
+	// order lists the pool most likely first.
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	moreLikely := func(i, j int) bool {
 		if key[i] != key[j] {
-			return key[i] < key[j]
+			return key[i] > key[j]
 		}
 		return tie[i] < tie[j]
 	}
+	sort.Slice(order, func(x, y int) bool { return moreLikely(order[x], order[y]) })
 	nEval := nDev + nTest
-	var buckets [][]int
+	nSide := n - nEval
+	// train is listed least likely first, eval most likely first: the
+	// orders the reference hands to the atom balancing.
+	var train, eval []int
 	if cfg.LenBuckets > 1 {
-		byLen := rng.Perm(n)
-		sort.SliceStable(byLen, func(a, b int) bool {
-			return len(strings.Fields(field(&pool[byLen[a]]))) < len(strings.Fields(field(&pool[byLen[b]])))
-		})
-		for b := 0; b < cfg.LenBuckets; b++ {
-			buckets = append(buckets, byLen[b*n/cfg.LenBuckets:(b+1)*n/cfg.LenBuckets])
+		lens := make([]float64, n)
+		for i := range pool {
+			lens[i] = float64(len(strings.Fields(field(&pool[i]))))
+		}
+		label, nb := lengthBuckets(lens, cfg.LenBuckets)
+		members := make([][]int, nb)
+		for _, i := range order {
+			members[label[i]] = append(members[label[i]], i)
+		}
+		for _, m := range members {
+			if len(m) == 0 {
+				continue
+			}
+			q := nSide * len(m) / n
+			if r := nSide * len(m) % n; r > 0 && roundUp(float64(r)/float64(n)) {
+				q++
+			}
+			train = append(train, m[:q]...)
+			eval = append(eval, m[q:]...)
+		}
+		sort.Slice(train, func(x, y int) bool { return moreLikely(train[y], train[x]) })
+		sort.Slice(eval, func(x, y int) bool { return moreLikely(eval[x], eval[y]) })
+		switch {
+		case len(train) < nSide:
+			d := nSide - len(train)
+			train = append(append([]int(nil), eval[:d]...), train...)
+			eval = eval[d:]
+		case len(train) > nSide:
+			d := len(train) - nSide
+			eval = append(append([]int(nil), train[:d]...), eval...)
+			train = train[d:]
 		}
 	} else {
-		buckets = [][]int{rng.Perm(n)}
-	}
-	quota := make([]int, len(buckets))
-	total := 0
-	for b, bk := range buckets {
-		exact := float64(nEval) * float64(len(bk)) / float64(n)
-		quota[b] = int(math.Floor(exact))
-		if rng.Float64() < exact-float64(quota[b]) {
-			quota[b]++
+		train = make([]int, nSide)
+		for p := range nSide {
+			train[p] = order[nSide-1-p]
 		}
-		total += quota[b]
+		eval = append([]int(nil), order[nSide:]...)
 	}
-	for total != nEval { // move the boundary of random buckets to hit nEval
-		b := rng.IntN(len(buckets))
-		if total > nEval && quota[b] > 0 {
-			quota[b]--
-			total--
-		} else if total < nEval && quota[b] < len(buckets[b]) {
-			quota[b]++
-			total++
+	if nTrain < len(train) { // drop the least likely training examples
+		keep := map[int]bool{}
+		byLikelihood := append([]int(nil), train...)
+		sort.Slice(byLikelihood, func(x, y int) bool { return moreLikely(byLikelihood[x], byLikelihood[y]) })
+		for _, i := range byLikelihood[:nTrain] {
+			keep[i] = true
 		}
+		kept := train[:0]
+		for _, i := range train {
+			if keep[i] {
+				kept = append(kept, i)
+			}
+		}
+		train = kept
 	}
-	var eval, rest []int
-	for b, bk := range buckets {
-		bk = append([]int(nil), bk...)
-		sort.Slice(bk, func(x, y int) bool { return less(bk[x], bk[y]) })
-		eval = append(eval, bk[:quota[b]]...)
-		rest = append(rest, bk[quota[b]:]...)
-	}
-	sort.Slice(rest, func(x, y int) bool { return less(rest[y], rest[x]) }) // most likely first
-	train := rest[:nTrain]
 	if cfg.AtomConstraint {
-		sort.Slice(eval, func(x, y int) bool { return less(eval[x], eval[y]) })
-		order := append([]int(nil), train...)
-		sort.Slice(order, func(x, y int) bool { return less(order[x], order[y]) })
-		if err := balanceAtoms(ix, train, eval, order); err != nil {
+		if train, eval, err = balanceAtomsLikelihood(ix, train, eval, maxBalanceSwaps); err != nil {
 			return Assignment{}, fmt.Errorf("likelihood: %w", err)
 		}
 	}
 	return finish(train, eval, nDev, rng), nil
+}
+
+// lengthBuckets assigns each length to a quantile bin as pandas' qcut does
+// with k quantiles and integer labels: the edges are the 0, 1/k, ..., 1
+// quantiles of the lengths (linear interpolation between order statistics,
+// position (n-1)q); equal edges are merged into one, so fewer bins may
+// result and every example of one length falls in one bin; bins are closed
+// on the right, and the lowest edge belongs to the first bin. It returns
+// the bin of each length and the number of bins (a bin may be empty when
+// there are more bins than distinct positions; callers skip empty bins).
+//
+// The reference script calls qcut with pandas' default duplicates="raise",
+// which stops with an error when two edges coincide; merging them is
+// pandas' duplicates="drop", the only behaviour that gives a split then.
+func lengthBuckets(lens []float64, k int) (label []int, nb int) {
+	n := len(lens)
+	label = make([]int, n)
+	if n == 0 {
+		return label, 0
+	}
+	s := append([]float64(nil), lens...)
+	sort.Float64s(s)
+	var edges []float64
+	for j := 0; j <= k; j++ {
+		pos := float64(n-1) * (float64(j) / float64(k))
+		lo := int(math.Floor(pos))
+		hi := min(lo+1, n-1)
+		e := s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
+		if len(edges) == 0 || e != edges[len(edges)-1] {
+			edges = append(edges, e)
+		}
+	}
+	if len(edges) == 1 { // every length equal: one bin
+		return label, 1
+	}
+	for i, l := range lens {
+		// first edge >= l (searchsorted left); the lowest edge joins bin 0.
+		b := sort.SearchFloat64s(edges, l)
+		label[i] = max(b-1, 0)
+	}
+	return label, len(edges) - 1
+}
+
+// maxBalanceSwaps is the reference's iteration limit for atom balancing.
+const maxBalanceSwaps = 10000
+
+// balanceAtomsLikelihood is the atom balancing of the NQG split tools
+// (mcd_utils.balance_atoms), which Godbole & Jia's script calls with the
+// training side listed least likely first and the evaluation side most
+// likely first. While some atom of eval is missing from train, one swap:
+// the first training example none of whose atoms occurs in only one
+// training example goes to the end of eval, and the first evaluation
+// example with a missing atom goes to the end of train. Atoms count once
+// per example. It fails when no example qualifies on either side or after
+// maxSwaps swaps, as the reference does.
+func balanceAtomsLikelihood(ix *structure.Index, train, eval []int, maxSwaps int) ([]int, []int, error) {
+	train = append([]int(nil), train...)
+	eval = append([]int(nil), eval...)
+	inTrain := make([]int, len(ix.Atoms)) // training examples holding the atom
+	for _, i := range train {
+		for _, a := range ix.Examples[i].Atoms {
+			inTrain[a.ID]++
+		}
+	}
+	missing := func(i int) bool {
+		for _, a := range ix.Examples[i].Atoms {
+			if inTrain[a.ID] == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for swaps := 0; ; swaps++ {
+		if swaps == maxSwaps { // the reference gives up here, balanced or not
+			return nil, nil, fmt.Errorf("cannot balance atoms in %d swaps", maxSwaps)
+		}
+		ep := slices.IndexFunc(eval, missing)
+		if ep < 0 {
+			return train, eval, nil
+		}
+		tp := slices.IndexFunc(train, func(i int) bool {
+			for _, a := range ix.Examples[i].Atoms {
+				if inTrain[a.ID] <= 1 {
+					return false
+				}
+			}
+			return true
+		})
+		if tp < 0 {
+			return nil, nil, fmt.Errorf("cannot balance atoms: every training example holds an atom no other training example has")
+		}
+		t, e := train[tp], eval[ep]
+		for _, a := range ix.Examples[t].Atoms {
+			inTrain[a.ID]--
+		}
+		for _, a := range ix.Examples[e].Atoms {
+			inTrain[a.ID]++
+		}
+		train = append(slices.Delete(train, tp, tp+1), e)
+		eval = append(slices.Delete(eval, ep, ep+1), t)
+	}
 }
