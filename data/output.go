@@ -144,3 +144,64 @@ func (s *OutputSet) Abort() {
 	}
 	s.files = nil
 }
+
+// Named is a path given on the command line and the flag that gave it, so
+// that messages say which argument to change.
+type Named struct {
+	Flag string
+	Path string
+}
+
+// ErrIsInput reports an output that names one of the command's inputs.
+type ErrIsInput struct {
+	Output, Input Named
+	Folder        bool
+}
+
+func (e *ErrIsInput) Error() string {
+	what := "file"
+	if e.Folder {
+		what = "folder"
+	}
+	return fmt.Sprintf("%s %s is the same %s as %s %s; an output never replaces an input, even with --force",
+		e.Output.Flag, e.Output.Path, what, e.Input.Flag, e.Input.Path)
+}
+
+// CheckNotInput fails with *ErrIsInput when an output is the same file or
+// folder as an input. It compares with os.SameFile, so another spelling of
+// the path, a symbolic or hard link, or a case-insensitive file system does
+// not hide the clash. --force never lifts it: replacing an input loses the
+// data the command was about to read.
+//
+// Callers list a folder output (a run, a split) as the folder itself and
+// every file the command may write or remove in it, and a folder input as
+// the folder and the files read from it. Paths that do not exist yet hold
+// nothing to lose and are skipped, and so are devices and pipes: they are
+// written in place and hold no result.
+func CheckNotInput(outputs, inputs []Named) error {
+	type stat struct {
+		Named
+		fi os.FileInfo
+	}
+	existing := func(ps []Named) []stat {
+		var out []stat
+		for _, p := range ps {
+			if p.Path == "" {
+				continue
+			}
+			if fi, err := os.Stat(p.Path); err == nil && !isStream(fi) {
+				out = append(out, stat{p, fi})
+			}
+		}
+		return out
+	}
+	ins := existing(inputs)
+	for _, o := range existing(outputs) {
+		for _, in := range ins {
+			if os.SameFile(o.fi, in.fi) {
+				return &ErrIsInput{Output: o.Named, Input: in.Named, Folder: o.fi.IsDir()}
+			}
+		}
+	}
+	return nil
+}

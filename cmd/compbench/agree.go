@@ -56,6 +56,9 @@ independent models with the same accuracies (Bogin et al. Table 2).`, stderr)
 		return usagef("--k must be between 1 and the number of models (%d)", m)
 	}
 	if *matrix != "" {
+		if err := checkNotInput(files("--matrix", *matrix), join(files("--gold", ef.gold), files("--pred", preds...))); err != nil {
+			return err
+		}
 		if err := data.CheckFree(*matrix, ef.force); err != nil {
 			return err
 		}

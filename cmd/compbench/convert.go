@@ -58,6 +58,9 @@ exported again is byte-identical.`, stderr)
 	case *in == "" || *out == "":
 		return usagef("convert: --in and --out are required")
 	}
+	if err := checkNotInput(files("--out", *out), files("--in", *in)); err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}

@@ -83,6 +83,9 @@ adds SCAN token accuracy and the longest correct prefix.`, stderr)
 	set := data.NewOutputSet(ef.force)
 	defer set.Abort()
 	if *perEx != "" {
+		if err := checkNotInput(files("--per-example", *perEx), join(files("--gold", ef.gold), files("--pred", *pred))); err != nil {
+			return err
+		}
 		if err := data.CheckFree(*perEx, ef.force); err != nil {
 			return err
 		}

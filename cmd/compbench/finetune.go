@@ -32,6 +32,9 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if *steps < 1 || !(*lr > 0) {
 		return usagef("finetune: --steps must be >= 1 and --lr > 0")
 	}
+	if err := checkNotInput(runPaths("--out", *out), join(runPaths("--run", *runDir), files("--data", *dataPath))); err != nil {
+		return err
+	}
 	dev, err := parseDevice(*devName)
 	if err != nil {
 		return err

@@ -42,6 +42,9 @@ tree = the derivation (one node per rule applied), ready for grammar splits.`, s
 	if err := cfg.Validate(); err != nil {
 		return usagef("gen scfg: %v", err)
 	}
+	if err := checkNotInput(files("--out", *out), files("--grammar", *grammar)); err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}

@@ -45,6 +45,9 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
+	if err := checkNotInput(files("--out", *out), join(runPaths("--run", *runDir), files("--in", *in))); err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}

@@ -85,6 +85,9 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	} else if *scratch {
 		return usagef("score: --from-scratch needs --folds (an untrained model gives meaningless scores)")
 	}
+	if err := checkNotInput(files("--out", *out), join(files("--in", *in), lmPaths("--lm", *lmDir))); err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ order chosen, so the first K lines are the selection for budget K.`, stderr)
 	if err != nil {
 		return usagef("--tree: %v", err)
 	}
+	if err := checkNotInput(files("--out", *out), files("--pool", *pool)); err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}

@@ -122,12 +122,7 @@ The grammar and nls methods take flags of their own: see
 	if method == "likelihood" && *scores == "" {
 		return usagef("split: likelihood needs --scores")
 	}
-	for _, p := range split.Parts {
-		if err := data.CheckFree(*out+"/"+p+".jsonl", *force); err != nil {
-			return err
-		}
-	}
-	if err := data.CheckFree(*out+"/split.json", *force); err != nil {
+	if err := checkSplitFree(*out, *force, join(files("--in", *in), files("--scores", *scores))); err != nil {
 		return err
 	}
 

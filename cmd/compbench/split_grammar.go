@@ -74,8 +74,9 @@ DIR; --all writes every valid split to DIR/K/.`, stderr)
 	if err := comp.Validate(); err != nil {
 		return usagef("split grammar: --max-compound: %v", err)
 	}
+	ins := join(files("--in", *in), files("--grammar", *grammar))
 	if *index >= 0 {
-		if err := checkSplitFree(*out, *force); err != nil {
+		if err := checkSplitFree(*out, *force, ins); err != nil {
 			return err
 		}
 	}
@@ -140,7 +141,7 @@ DIR; --all writes every valid split to DIR/K/.`, stderr)
 	for _, c := range cands {
 		if c.Valid {
 			valid = append(valid, c.Index)
-			if err := checkSplitFree(filepath.Join(*out, strconv.Itoa(c.Index)), *force); err != nil {
+			if err := checkSplitFree(filepath.Join(*out, strconv.Itoa(c.Index)), *force, ins); err != nil {
 				return err
 			}
 		}
@@ -171,14 +172,16 @@ DIR; --all writes every valid split to DIR/K/.`, stderr)
 	return nil
 }
 
-// checkSplitFree fails if any file of a split folder exists.
-func checkSplitFree(dir string, force bool) error {
-	for _, p := range append(append([]string(nil), split.Parts...), "split") {
-		name := p + ".jsonl"
-		if p == "split" {
-			name = "split.json"
-		}
-		if err := data.CheckFree(filepath.Join(dir, name), force); err != nil {
+// checkSplitFree fails if the split folder dir is one of inputs or holds
+// one of them under a name the split writes, or, unless force, if any file
+// of the split exists.
+func checkSplitFree(dir string, force bool, inputs []data.Named) error {
+	outs := splitPaths("--out", dir)
+	if err := checkNotInput(outs, inputs); err != nil {
+		return err
+	}
+	for _, o := range outs[1:] {
+		if err := data.CheckFree(o.Path, force); err != nil {
 			return err
 		}
 	}

@@ -109,6 +109,15 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 	} else if *index < 0 || *index >= len(splits) {
 		return usagef("split nls: --index %d out of range (there are %d splits)", *index, len(splits))
 	}
+	for _, i := range which {
+		dir := *out
+		if *all {
+			dir = filepath.Join(*out, strconv.Itoa(i))
+		}
+		if err := checkSplitFree(dir, *force, files("--in", *in)); err != nil {
+			return err
+		}
+	}
 	ix, err := structure.Build(trees, structure.CompoundConfig{MaxSize: *maxSize}, stderr)
 	if err != nil {
 		return err

@@ -188,6 +188,9 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	if *resume && *initEnc != "" {
 		return usagef("train: --init-encoder starts a new run; --resume continues from the run's own weights")
 	}
+	if err := checkTrainOutputs(*out, *resume, *trainPath, *devPath, tf.config, *initEnc); err != nil {
+		return err
+	}
 	dv, err := parseDevice(*devName)
 	if err != nil {
 		return err
