@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// asCLIEnv makes the test binary run as the compbench command, so tests can
+// run it as a subprocess (and kill it) without building the binary.
+const asCLIEnv = "COMPBENCH_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCLIEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// killArgs train a tiny Transformer with dropout and a dev set, with a
+// checkpoint (and a best-checkpoint decision) every second step.
+func killArgs(t *testing.T, out string) []string {
+	data, err := filepath.Abs(filepath.Join("testdata", "train-tiny.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"train", "--model", "transformer", "--train", data, "--dev", data, "--out", out,
+		"--layers", "1", "--heads", "2", "--dim", "16", "--mlp", "32", "--max-src", "8", "--max-tgt", "10",
+		"--batch", "4", "--bucket-width", "4", "--lr", "1e-2", "--warmup", "10", "--dropout", "0.1",
+		"--steps", "24", "--eval-every", "2", "--seed", "3"}
+}
+
+// cliCommand runs the test binary as compbench; every checkpoint move
+// first sleeps pause, so that kills land inside checkpoint writes often.
+func cliCommand(args []string, pause time.Duration) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asCLIEnv+"=1", "COMPBENCH_TEST_CHECKPOINT_PAUSE="+pause.String(),
+		"OPENBLAS_NUM_THREADS=1", "GOMAXPROCS=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	return cmd, &stderr
+}
+
+// TestTrainKill9 kills training runs with SIGKILL at seeded random moments,
+// many inside checkpoint writes, and resumes each until it finishes. A
+// checkpoint commits with one rename, so no kill may tear it: every chain
+// of kills and resumes must end with the weights, moments, best weights,
+// state and metrics of the uninterrupted run, byte for byte. (A resume
+// that found a torn checkpoint would fail with "inconsistent checkpoint";
+// that, too, is reported here, since the commit is meant to rule it out.)
+func TestTrainKill9(t *testing.T) {
+	const (
+		minKills   = 24
+		minInside  = 6 // kills that must land inside a checkpoint write
+		pause      = 3 * time.Millisecond
+		budget     = 45 * time.Second // wall-clock bound of the whole test
+		maxRetries = 40               // attempts per chain before giving up
+	)
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "reference")
+	start := time.Now()
+	cmd, stderr := cliCommand(killArgs(t, ref), pause)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, stderr)
+	}
+	full := time.Since(start)
+	rng := rand.New(rand.NewPCG(18, 9))
+	kills, inside, chains := 0, 0, 0
+	for kills < minKills {
+		if time.Since(start) > budget {
+			t.Fatalf("only %d kills in %v", kills, budget)
+		}
+		run := filepath.Join(dir, fmt.Sprintf("chain%02d", chains))
+		chains++
+		for attempt := 0; ; attempt++ {
+			if attempt == maxRetries {
+				t.Fatalf("%s: no finish after %d attempts", run, attempt)
+			}
+			args := append(killArgs(t, run), "--resume")
+			if _, err := os.Stat(filepath.Join(run, "config.json")); err != nil {
+				// Killed before the run was set up: start it again.
+				args = append(killArgs(t, run), "--force")
+			}
+			cmd, stderr := cliCommand(args, pause)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			at := time.Duration(rng.Float64() * float64(full))
+			var err error
+			killed := false
+			select {
+			case err = <-done:
+			case <-time.After(at):
+				cmd.Process.Signal(syscall.SIGKILL)
+				err = <-done
+				var ee *exec.ExitError
+				killed = errors.As(err, &ee) && !ee.Exited()
+			}
+			if killed {
+				kills++
+				if midCheckpoint(t, run) {
+					inside++
+				}
+				continue
+			}
+			if err != nil {
+				if strings.Contains(stderr.String(), "inconsistent checkpoint") {
+					t.Fatalf("%s: a kill tore the checkpoint: %s", run, stderr)
+				}
+				t.Fatalf("%s: attempt %d: %v\n%s", run, attempt, err, stderr)
+			}
+			for _, f := range []string{"model.safetensors", "optim.safetensors", "best.safetensors", "state.json"} {
+				sameBytes(t, filepath.Join(ref, f), filepath.Join(run, f))
+			}
+			if a, b := stableMetrics(t, ref), stableMetrics(t, run); a != b {
+				t.Errorf("%s: metrics.jsonl differs from the uninterrupted run's:\n%s\n---\n%s", run, b, a)
+			}
+			break
+		}
+	}
+	t.Logf("%d chains, %d kills (%d inside a checkpoint write) in %v; an uninterrupted run takes %v",
+		chains, kills, inside, time.Since(start).Round(time.Millisecond), full.Round(time.Millisecond))
+	if inside < minInside {
+		t.Errorf("only %d of %d kills landed inside a checkpoint write, want %d", inside, kills, minInside)
+	}
+}
+
+// midCheckpoint reports whether a killed run left a checkpoint being
+// written (its staging folder) or being installed (its pending folder).
+func midCheckpoint(t *testing.T, dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".checkpoint-") {
+			return true
+		}
+	}
+	return false
+}
+
+func sameBytes(t *testing.T, want, got string) {
+	t.Helper()
+	a, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s differs from the uninterrupted run's %s", got, want)
+	}
+}
+
+// unstable matches the fields of metrics.jsonl that a resume may change:
+// the throughput, and the training loss, a mean over the log interval that
+// a resumed process starts afresh.
+var unstable = regexp.MustCompile(`,?"(tokens_per_s|loss)":[0-9.e+-]+`)
+
+// stableMetrics is metrics.jsonl without its unstable fields: each step's
+// line appears once, with the same dev results, learning rate and norm.
+func stableMetrics(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unstable.ReplaceAllString(string(b), "")
+}
