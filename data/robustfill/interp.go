@@ -8,10 +8,12 @@ import (
 )
 
 // The interpreter follows the semantics fixed for compbench (docs/robustfill.md),
-// which tighten two edge cases of the authors' code: SubStr clamps both
-// positions and treats the second as inclusive (SubStr(2,2) is the second
-// character), and GetSpan clamps an out-of-range index to the first or last
-// match and uses that match's offset. Strings are sequences of Unicode code
+// which tighten two edge cases of the authors' code: SubStr treats the
+// second position as inclusive (SubStr(2,2) is the second character, where
+// the reference gives ""), and GetSpan clamps an out-of-range index to the
+// first or last match and uses that match's offset. Everything else,
+// including SubStr's order check before its positions are cut to the value,
+// follows the reference. Strings are sequences of Unicode code
 // points (as in Python); generated data is ASCII, which takes fast paths.
 
 // scratch holds buffers reused across evaluations.
@@ -170,32 +172,49 @@ func isASCII(s string) bool {
 	return true
 }
 
-// subStr implements SubStr(k1, k2): p1 = k1-1 if k1 > 0 else n+k1, p2
-// likewise and inclusive; p1 is clamped to [0, n], p2 to [0, n-1]; the
-// result is empty when the value is empty or p1 > p2.
+// subStr implements SubStr(k1, k2) in the order of the authors' DSL
+// (latent_programmer's robust_fill dsl.py): p1 = k1-1 if k1 > 0 else n+k1,
+// p2 likewise; the order check comes first, on these unclamped positions,
+// so a reversed pair is "" wherever it points (SubStr(-16, -20) on "abc");
+// only then are the positions cut to the value, as a Python slice
+// v[p1:p2+1] cuts them: a negative end counts from the end once more, then
+// ends clamp to [0, n]. The one difference from the reference is p1 = p2,
+// which it returns as "" and compbench as that one character (p2 inclusive,
+// docs/robustfill.md).
 func subStr(v string, k1, k2 int) string {
 	if isASCII(v) {
-		p1, p2, ok := subStrRange(len(v), k1, k2)
+		s, e, ok := subStrRange(len(v), k1, k2)
 		if !ok {
 			return ""
 		}
-		return v[p1 : p2+1]
+		return v[s:e]
 	}
 	r := []rune(v)
-	p1, p2, ok := subStrRange(len(r), k1, k2)
+	s, e, ok := subStrRange(len(r), k1, k2)
 	if !ok {
 		return ""
 	}
-	return string(r[p1 : p2+1])
+	return string(r[s:e])
 }
 
-func subStrRange(n, k1, k2 int) (p1, p2 int, ok bool) {
-	if n == 0 {
+// subStrRange returns the slice [s, e) SubStr(k1, k2) takes from a value of
+// n characters; ok is false when it is empty.
+func subStrRange(n, k1, k2 int) (s, e int, ok bool) {
+	p1, p2 := resolve(k1, n), resolve(k2, n)
+	if p1 > p2 { // before any clamping, as the reference orders it
 		return 0, 0, false
 	}
-	p1 = min(max(resolve(k1, n), 0), n)
-	p2 = min(max(resolve(k2, n), 0), n-1)
-	return p1, p2, p1 <= p2
+	s, e = pySliceIndex(p1, n), pySliceIndex(p2+1, n)
+	return s, e, s < e
+}
+
+// pySliceIndex is where Python puts a slice bound i on a sequence of n: a
+// negative i counts from the end, and the result is clamped to [0, n].
+func pySliceIndex(i, n int) int {
+	if i < 0 {
+		i += n
+	}
+	return min(max(i, 0), n)
 }
 
 // spanOffset is one end of GetSpan: the start or end offset of the i-th
