@@ -10,7 +10,9 @@ package train
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"compbench/models"
@@ -71,8 +73,8 @@ func (c *Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Steps < 0:
-		return fmt.Errorf("steps %d < 0", c.Steps)
+	case c.Steps < 1:
+		return fmt.Errorf("steps %d: train at least 1 step", c.Steps)
 	case c.Batch < 1:
 		return fmt.Errorf("batch %d < 1", c.Batch)
 	case c.BatchTokens < 0:
@@ -107,6 +109,9 @@ func LoadConfig(path string, base Config) (Config, error) {
 	c := base
 	if err := dec.Decode(&c); err != nil {
 		return base, fmt.Errorf("config %s: %w", path, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return base, fmt.Errorf("config %s: data after the JSON object", path)
 	}
 	return c, nil
 }
