@@ -18,8 +18,11 @@ import (
 
 // runCFQ implements "compbench cfq import|export-split".
 func runCFQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "-help" {
-		fmt.Fprint(stderr, `usage: compbench cfq import|export-split [flags]
+	if len(args) == 0 {
+		return usagef("cfq: no subcommand given (import or export-split)")
+	}
+	if args[0] == "--help" || args[0] == "-h" || args[0] == "-help" {
+		fmt.Fprint(stdout, `usage: compbench cfq import|export-split [flags]
 
 Load CFQ's dataset.json and published CFQ / SCAN MCD split files.
   import        convert dataset.json (or SCAN tasks.txt, or JSONL) to records
@@ -27,9 +30,6 @@ Load CFQ's dataset.json and published CFQ / SCAN MCD split files.
   export-split  write a split folder back as {"trainIdxs","devIdxs","testIdxs"}
 Run "compbench cfq SUBCOMMAND --help" for flags.
 `)
-		if len(args) == 0 {
-			return usagef("cfq: no subcommand given")
-		}
 		return nil
 	}
 	switch args[0] {

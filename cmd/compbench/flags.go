@@ -8,22 +8,44 @@ import (
 	"strings"
 )
 
-// usageError marks a mistake on the command line (exit status 2).
-type usageError struct{ msg string }
+// usageError marks a mistake on the command line (exit status 2). run
+// sets cmd, the command whose --help the message points to.
+type usageError struct {
+	msg string
+	cmd string
+}
 
 func (e *usageError) Error() string { return e.msg }
+
+// line is the whole message: what is wrong, then where the help is.
+func (e *usageError) line() string {
+	cmd, msg := e.cmd, e.msg
+	if cmd == "" {
+		return "compbench: " + msg + "; see compbench help"
+	}
+	// "gen scfg: ..." names a subcommand; its help is the one to read.
+	if head, rest, ok := strings.Cut(msg, ": "); ok && (head == cmd || strings.HasPrefix(head, cmd+" ")) {
+		cmd, msg = head, rest
+	}
+	return fmt.Sprintf("compbench %s: %s; see compbench %s --help", cmd, msg, cmd)
+}
 
 func usagef(format string, a ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, a...)}
 }
 
-// errHelp reports that --help was shown; run returns nil for it.
-var errHelp = errors.New("help shown")
+// helpRequest is parseFlags' answer to --help, -h or -help: run prints the
+// flag set's usage on stdout and exits 0.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
 
 // newFlags makes a flag set whose --help text starts with usage and about.
-func newFlags(name, usage, about string, stderr io.Writer) *flag.FlagSet {
+// The flag package prints nothing itself: a bad flag becomes a one-line
+// usage error, and the help goes to stdout when asked for.
+func newFlags(name, usage, about string, _ io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: compbench %s\n\n%s\n\nflags:\n", usage, strings.TrimSpace(about))
 		fs.PrintDefaults()
@@ -31,17 +53,17 @@ func newFlags(name, usage, about string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; --help gives errHelp, bad flags a usage error.
-// Positional arguments may stand before, between or after the flags
+// parseFlags parses args; --help gives a *helpRequest, bad flags a usage
+// error. Positional arguments may stand before, between or after the flags
 // ("gen scan --task length"); they are returned in order.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
+				return nil, &helpRequest{fs}
 			}
-			return nil, usagef("%s: %v", fs.Name(), err)
+			return nil, usagef("%s: %s", fs.Name(), flagError(err))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -55,10 +77,19 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// helpOK turns errHelp into success.
-func helpOK(err error) error {
-	if errors.Is(err, errHelp) {
-		return nil
+// flagError rewords the flag package's messages, which spell flags with one
+// dash, in the --flag spelling of the help.
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + strings.TrimPrefix(name, "-")
 	}
-	return err
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag --" + strings.TrimPrefix(name, "-") + " needs a value"
+	}
+	return strings.Replace(strings.Replace(msg, " for flag -", " for flag --", 1), " for -", " for --", 1)
 }
+
+// helpOK hands parseFlags' error back unchanged: a help request travels up
+// to run, which prints it. It remains for the commands that still call it.
+func helpOK(err error) error { return err }

@@ -241,8 +241,8 @@ func TestGenRobustFill(t *testing.T) {
 }
 
 func TestGenSCFGHelp(t *testing.T) {
-	if _, errs, code := runCLI(t, "gen", "scfg", "--help"); code != 0 || !strings.Contains(errs, "gen scfg") {
-		t.Errorf("exit %d: %s", code, errs)
+	if out, errs, code := runCLI(t, "gen", "scfg", "--help"); code != 0 || !strings.Contains(out, "gen scfg") {
+		t.Errorf("exit %d: %s%s", code, out, errs)
 	}
 }
 

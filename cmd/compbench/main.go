@@ -26,35 +26,53 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintf(stderr, "compbench: %s\n", msg)
 	var ue *usageError
 	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, oneLine(ue.line()))
 		return 2
 	}
+	fmt.Fprintf(stderr, "compbench: %s\n", oneLine(err.Error()))
 	return 1
 }
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // run dispatches to one command; it never exits the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		printHelp(stderr)
 		return usagef("no command given")
 	}
 	name := args[0]
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
-				return helpOK(c.run(ctx, []string{"--help"}, stdout, stdout))
+				return showHelp(c.run(ctx, []string{"--help"}, stdout, stderr), stdout)
 			}
+			return usagef("no command %q (the list follows 'compbench help')", args[1])
 		}
 		printHelp(stdout)
 		return nil
 	}
 	c, ok := commands[name]
 	if !ok {
-		return usagef("unknown command %q (run 'compbench help' for the list)", name)
+		return usagef("unknown command %q", name)
 	}
-	// --help is success wherever a command returns it from parseFlags.
-	return helpOK(c.run(ctx, args[1:], stdout, stderr))
+	err := showHelp(c.run(ctx, args[1:], stdout, stderr), stdout)
+	var ue *usageError
+	if errors.As(err, &ue) && ue.cmd == "" {
+		ue.cmd = name
+	}
+	return err
+}
+
+// showHelp prints a command's help on stdout when err asks for it: help
+// that was asked for is the command's output, and success.
+func showHelp(err error, stdout io.Writer) error {
+	var h *helpRequest
+	if !errors.As(err, &h) {
+		return err
+	}
+	h.fs.SetOutput(stdout)
+	h.fs.Usage()
+	return nil
 }

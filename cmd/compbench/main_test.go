@@ -25,8 +25,8 @@ func TestDispatch(t *testing.T) {
 		wantErr  string
 		wantOut  string
 	}{
-		{"no command", nil, 2, "no command given", ""},
-		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
+		{"no command", nil, 2, "compbench: no command given; see compbench help\n", ""},
+		{"unknown command", []string{"frobnicate"}, 2, `compbench: unknown command "frobnicate"; see compbench help` + "\n", ""},
 		{"help", []string{"help"}, 0, "", "usage: compbench COMMAND"},
 		{"--help", []string{"--help"}, 0, "", "commands:"},
 	}
@@ -46,15 +46,44 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
+// TestEveryCommandHasHelp asks each command for help in every spelling:
+// the help is the output (stdout, exit 0), and nothing goes to stderr.
 func TestEveryCommandHasHelp(t *testing.T) {
 	for name := range commands {
-		t.Run(name, func(t *testing.T) {
-			_, errs, code := runCLI(t, name, "--help")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			if !strings.Contains(errs, "usage: compbench "+name) {
-				t.Fatalf("help of %s lacks a usage line: %q", name, errs)
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				out, errs, code := runCLI(t, args...)
+				if code != 0 || errs != "" {
+					t.Fatalf("exit %d, stderr %q", code, errs)
+				}
+				if !strings.Contains(out, "usage: compbench "+name) {
+					t.Fatalf("help of %s lacks a usage line: %q", name, out)
+				}
+			})
+		}
+	}
+}
+
+// TestUsageErrorIsOneLine: a usage error is one line naming the command and
+// where its help is, not the error twice around the whole usage text.
+func TestUsageErrorIsOneLine(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"train", "--bogus"}, "compbench train: unknown flag --bogus; see compbench train --help"},
+		{"unknown flag of a subcommand", []string{"gen", "scfg", "--bogus"}, "compbench gen scfg: unknown flag --bogus; see compbench gen scfg --help"},
+		{"missing value", []string{"predict", "--run"}, "compbench predict: flag --run needs a value; see compbench predict --help"},
+		{"bad value", []string{"select", "--budget", "x"}, `compbench select: invalid value "x" for flag --budget: parse error; see compbench select --help`},
+		{"message without the command", []string{"select"}, "compbench select: --pool, --out and --budget are required; see compbench select --help"},
+		{"dashed command", []string{"first-error", "--bogus"}, "compbench first-error: unknown flag --bogus; see compbench first-error --help"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.args...)
+			if code != 2 || out != "" || errs != tc.want+"\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errs, tc.want)
 			}
 		})
 	}

@@ -129,9 +129,9 @@ func TestTrainDefaultsPerModel(t *testing.T) {
 		}
 	})
 	t.Run("help", func(t *testing.T) {
-		_, errs, code := runCLI(t, "train", "--help")
-		if code != 0 || !strings.Contains(errs, "LSTM models 512") || !strings.Contains(errs, "Keysers") {
-			t.Errorf("exit %d, help lacks the LSTM defaults:\n%s", code, errs)
+		out, errs, code := runCLI(t, "train", "--help")
+		if code != 0 || !strings.Contains(out, "LSTM models 512") || !strings.Contains(out, "Keysers") {
+			t.Errorf("exit %d, help lacks the LSTM defaults:\n%s%s", code, out, errs)
 		}
 	})
 }
