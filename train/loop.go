@@ -160,6 +160,9 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if o.Resume {
 		var err error
 		if rp, err = readResume(o.Dir, &cfg, &o); err != nil {
+			if errors.Is(err, ErrInconsistent) {
+				return nil, err // the message leads with what went wrong
+			}
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 		vocab, st = rp.vocab, rp.state

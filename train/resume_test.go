@@ -133,7 +133,7 @@ func TestResumeInconsistent(t *testing.T) {
 			before := snapshot(t, dir)
 			cfg.Steps = 6
 			_, err = Train(context.Background(), cfg, Options{Dir: dir, Train: tinyData(), Resume: true})
-			if !errors.Is(err, ErrInconsistent) || !strings.HasPrefix(err.Error(), "resume: inconsistent checkpoint: ") {
+			if !errors.Is(err, ErrInconsistent) || !strings.HasPrefix(err.Error(), "inconsistent checkpoint: ") {
 				t.Errorf("got %v, want an inconsistent checkpoint", err)
 			}
 			sameSnapshot(t, before, snapshot(t, dir))

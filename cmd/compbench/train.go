@@ -69,6 +69,9 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 			err = cfg.Model.ApplyVariant(f.model)
 		case "steps":
 			cfg.Steps = f.steps
+			if f.steps < 1 {
+				err = fmt.Errorf("--steps %d: train at least 1 step", f.steps)
+			}
 		case "batch":
 			cfg.Batch = f.batch
 		case "batch-tokens":
@@ -146,7 +149,14 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 	var err error
 	switch {
 	case resume:
-		cfg, err = train.LoadConfig(filepath.Join(runDir, train.ConfigFile), cfg)
+		// A corrupt config.json of the run is the run's fault, not a
+		// usage error: checked before flags change it.
+		path := filepath.Join(runDir, train.ConfigFile)
+		if cfg, err = train.LoadConfig(path, cfg); err == nil {
+			if verr := cfg.Validate(); verr != nil {
+				err = fmt.Errorf("resume: %s: %w", path, verr)
+			}
+		}
 	case f.config != "":
 		cfg, err = train.LoadConfig(f.config, cfg)
 	}
@@ -164,8 +174,10 @@ the LSTM models (lstm-attention, lstm-copy) start from Keysers et al.'s setting
 instead: hidden size 512, 2 layers, dropout 0.4, constant lr (warmup 0); flags
 override it and config.json records what was used. RUN gets
 config.json, vocab.json, model.safetensors (latest), best.safetensors (best dev
-exact match), optim.safetensors, state.json and metrics.jsonl. --resume continues
-a stopped run to the same weights as an uninterrupted one.`, stderr)
+exact match), optim.safetensors, state.json, data.json (size and SHA-256 of
+--train and --dev) and metrics.jsonl. --resume continues a stopped run, killed
+or not, to the same weights as an uninterrupted one (docs/checkpoints.md), on
+the same data unless --allow-data-change.`, stderr)
 	var tf trainFlags
 	tf.register(fs)
 	trainPath := fs.String("train", "", "training records `FILE` (JSONL, required)")
@@ -173,6 +185,7 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 	out := fs.String("out", "", "run `DIR` (required)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
 	force := fs.Bool("force", false, "replace an existing run in --out")
+	allowData := fs.Bool("allow-data-change", false, "let --resume continue on --train or --dev files that differ from the run's data.json")
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
 	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
@@ -213,7 +226,10 @@ a stopped run to the same weights as an uninterrupted one.`, stderr)
 			return fmt.Errorf("dev: %w", err)
 		}
 	}
-	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr}
+	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr, AllowDataChange: *allowData}
+	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
+		return err
+	}
 	if *initEnc != "" {
 		if opts.Init, err = initEncoder(*initEnc, &cfg, stderr); err != nil {
 			return err
@@ -242,4 +258,21 @@ func printResult(w io.Writer, dir string, r *train.Result) {
 	if r.Truncated > 0 {
 		fmt.Fprintf(w, "%d over-long training examples were truncated\n", r.Truncated)
 	}
+}
+
+// fingerprints are the size and SHA-256 of the data files, for data.json.
+func fingerprints(trainPath, devPath string) ([]train.DataFile, error) {
+	tf, err := train.Fingerprint("train", trainPath)
+	if err != nil {
+		return nil, err
+	}
+	files := []train.DataFile{tf}
+	if devPath != "" {
+		df, err := train.Fingerprint("dev", devPath)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, df)
+	}
+	return files, nil
 }

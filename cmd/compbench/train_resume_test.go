@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTrainResumeChecks: what train --resume refuses, with the exit status
+// and message a user sees, and that a refusal leaves the run folder as it
+// was.
+func TestTrainResumeChecks(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	other := filepath.Join(dir, "other.jsonl")
+	b, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(other, append(b, []byte(`{"id":"7","input":"look","output":"LOOK"}`+"\n")...), 0o644)
+	tiny := []string{"--layers", "1", "--heads", "2", "--dim", "16", "--mlp", "32", "--batch", "4", "--eval-every", "2"}
+	cases := []struct {
+		name      string
+		corrupt   func(run string) // breaks the stopped run before resuming
+		args      []string         // after train --out RUN
+		code      int
+		want      string
+		unchanged bool // the run folder must be left as it was
+	}{
+		{"steps 0", nil, []string{"--train", data, "--steps", "0"}, 2, "--steps 0", true},
+		{"steps 0 on resume", nil, []string{"--train", data, "--steps", "0", "--resume"}, 2, "--steps 0", true},
+		{"same data", nil, []string{"--train", data, "--steps", "6", "--resume"}, 0, "", false},
+		{"other data", nil, []string{"--train", other, "--steps", "6", "--resume"}, 1, "--allow-data-change", true},
+		{"dev added", nil, []string{"--train", data, "--dev", data, "--steps", "6", "--resume"}, 1, "--dev " + data + " is given", true},
+		{"other data allowed", nil, []string{"--train", other, "--steps", "6", "--resume", "--allow-data-change"}, 0, "warning: the data changed", false},
+		{"negative step", func(run string) {
+			os.WriteFile(filepath.Join(run, "state.json"), []byte(`{"step": -3, "adam_t": 0, "best_step": 0, "best_em": 0, "best_loss": 0}`), 0o644)
+		}, []string{"--train", data, "--steps", "6", "--resume"}, 1, "state.json: step -3 < 0", true},
+		{"corrupt config", func(run string) {
+			p := filepath.Join(run, "config.json")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), `"layers": 1`, `"layers": -1`, 1)), 0o644)
+		}, []string{"--train", data, "--steps", "6", "--resume"}, 1, "config.json: model: layers -1 < 1", true},
+		{"inconsistent", func(run string) {
+			// A valid state of step 2 beside the step-4 weights.
+			os.WriteFile(filepath.Join(run, "state.json"), []byte(`{"step": 2, "adam_t": 2, "best_step": 2, "best_em": 0, "best_loss": 0}`), 0o644)
+		}, []string{"--train", data, "--steps", "6", "--resume"}, 1, "compbench: inconsistent checkpoint: ", true},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := filepath.Join(dir, "run"+string(rune('a'+i)))
+			if _, errs, code := runCLI(t, append(append([]string{"train", "--train", data, "--out", run, "--steps", "4"}, tiny...))...); code != 0 {
+				t.Fatalf("first run: exit %d: %s", code, errs)
+			}
+			if c.corrupt != nil {
+				c.corrupt(run)
+			}
+			before := folderBytes(t, run)
+			_, errs, code := runCLI(t, append(append([]string{"train", "--out", run}, tiny...), c.args...)...)
+			if code != c.code || !strings.Contains(errs, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, c.code, c.want)
+			}
+			if c.unchanged && folderBytes(t, run) != before {
+				t.Errorf("a refused resume changed the run folder")
+			}
+		})
+	}
+}
+
+// folderBytes lists a folder's file names and contents.
+func folderBytes(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		c, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		b.WriteString(e.Name() + "\n" + string(c) + "\n")
+	}
+	return b.String()
+}
