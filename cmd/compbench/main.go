@@ -11,10 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (timeout, kill, Slurm, Docker) and SIGHUP (a closed
+	// terminal) stop a command as Ctrl-C does: cancelled cleanly, with
+	// its temporaries removed and its last checkpoint intact.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))

@@ -182,3 +182,40 @@ func stableMetrics(t *testing.T, dir string) string {
 	}
 	return unstable.ReplaceAllString(string(b), "")
 }
+
+// TestTrainStopSignals: SIGTERM and SIGHUP stop training as SIGINT does:
+// exit status 1 with the step and last checkpoint named, no temporaries
+// left, and the run resumable.
+func TestTrainStopSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			run := filepath.Join(t.TempDir(), "run")
+			args := append(killArgs(t, run), "--steps", "100000") // runs until stopped
+			cmd, stderr := cliCommand(args, 0)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(run, "state.json")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("no checkpoint in 20 s: %s", stderr)
+				}
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted at step") {
+				t.Fatalf("%v, stderr %q; want exit status 1 and the step", err, stderr)
+			}
+			ents, _ := os.ReadDir(run)
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), ".") {
+					t.Errorf("%s left behind", e.Name())
+				}
+			}
+		})
+	}
+}
