@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-scripts test-gpuemu test-gpuemu-asan demo bench bench-deps deps clean fmt vet
+.PHONY: all build test test-purego test-scripts test-gpuemu test-gpuemu-asan lint demo bench bench-deps deps clean fmt vet
 
 all: build
 
@@ -19,8 +19,27 @@ test: deps
 	$(GO) test -tags '$(TAGS)' -timeout 15m $(PKGS)
 	$(MAKE) --no-print-directory test-scripts
 ifeq ($(findstring purego,$(TAGS)),)
+	$(MAKE) --no-print-directory test-purego
 	$(MAKE) test-gpuemu
 endif
+
+# test-purego runs the tests that compare two implementations of one
+# computation (host loops against the engine, the TapeMachine against the
+# engine) a second time on gonum's pure-Go BLAS: their tolerances are
+# derived from the arithmetic, so they must hold on any BLAS kernel, not
+# only on the OpenBLAS kernel this machine's CPU selects.
+test-purego:
+	$(GO) test -count=1 -tags purego -timeout 10m ./models ./engine
+	$(GO) test -count=1 -tags purego -timeout 10m -run 'Device' ./cmd/compbench
+
+# lint fails on anything go vet, go mod tidy or staticcheck (pinned here)
+# reports. CI runs it beside make test.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compbench
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 # test-scripts runs the experiment scripts end to end at a toy size, so a
 # change to a command's flags or output cannot break them unnoticed.
