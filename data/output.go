@@ -77,6 +77,7 @@ func (s *OutputSet) Create(dest string) (io.Writer, error) {
 		s.Abort()
 		return nil, fmt.Errorf("create output folder: %w", err)
 	}
+	removeStaleTemps(dest)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
 	if err != nil {
 		s.Abort()
