@@ -279,6 +279,9 @@ func LoadGPT2(dir string) (*GPT2, error) {
 		if err != nil {
 			return nil, err
 		}
+		if bad := safetensors.NonFinite(w); bad != "" {
+			return nil, fmt.Errorf("%s: tensor %s holds %s", wPath, info.Name, bad)
+		}
 		m.addHF(n, shapes[n], w)
 	}
 	return m, nil

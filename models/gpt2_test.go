@@ -167,6 +167,10 @@ func TestLoadGPT2Errors(t *testing.T) {
 	withBuffers := append(append([]safetensors.Tensor(nil), good...), safetensors.Tensor{Name: "h.0.attn.bias", DType: safetensors.F32, Shape: []int{1}, Data: make([]byte, 4)})
 	wrongShape := append([]safetensors.Tensor(nil), good...)
 	wrongShape[0], _ = safetensors.FromFloat32s(good[0].Name, []int{49, 8}, make([]float32, 49*8))
+	withNaN := append([]safetensors.Tensor(nil), good...)
+	nan, _ := good[1].Float32s()
+	nan[0] = float32(math.NaN())
+	withNaN[1], _ = safetensors.FromFloat32s(good[1].Name, good[1].Shape, nan)
 	tests := []struct {
 		name    string
 		cfg     string
@@ -184,6 +188,7 @@ func TestLoadGPT2Errors(t *testing.T) {
 		{"more layers than stored", `{"n_layer":2,"n_head":2,"n_embd":8,"n_positions":16,"vocab_size":50}`, good, "missing"},
 		{"wrong vocab", `{"n_layer":1,"n_head":2,"n_embd":8,"n_positions":16,"vocab_size":49}`, good, "shape"},
 		{"wrong shape", cfgJSON, wrongShape, "shape"},
+		{"NaN weight", cfgJSON, withNaN, "model.safetensors: tensor " + good[1].Name + " holds NaN"},
 		{"extra layer", cfgJSON, twoLayers, "unexpected tensor"},
 		{"zero layers", `{"n_layer":0,"n_head":2,"n_embd":8,"n_positions":16,"vocab_size":50}`, good, "positive"},
 	}
