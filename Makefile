@@ -11,8 +11,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
+# -buildvcs=auto stamps the VCS revision into the binary (compbench version,
+# run provenance) even where GOFLAGS turns it off.
 build: deps
-	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/compbench
+	$(GO) build -buildvcs=auto -tags '$(TAGS)' -o $(BIN) ./cmd/compbench
 
 test: deps
 	$(GO) vet -tags '$(TAGS)' $(PKGS)

@@ -47,6 +47,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("no command given")
 	}
 	name := args[0]
+	if name == "--version" || name == "-version" {
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
