@@ -34,6 +34,7 @@ var commands = map[string]command{
 	"finetune":    {"few-shot fine-tune a trained run with a constant learning rate", runFinetune},
 	"run":         {"one experiment end to end: generate, train, predict, fine-tune, exact match table", runRun},
 	"gen":         {"generate a SCAN, RobustFill or grammar benchmark (train/valid/test/finetune JSONL)", runGen},
+	"completion":  {"print a bash or zsh completion script (source <(compbench completion bash))", runCompletion},
 	"version":     {"print the build: module version, VCS revision, Go version and build tags", runVersion},
 	"score":       {"GPT-2 log-likelihood of each record (prompted, or k-fold fine-tuned) for likelihood splits", runScore},
 }
