@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Record is one example. Every record has ID, Input and Output; the other
@@ -30,6 +31,23 @@ type Record struct {
 	Program json.RawMessage
 	// Extra holds any other top-level field, raw, keyed by name.
 	Extra map[string]json.RawMessage
+}
+
+// RequireText fails on the first record without an input (an empty or
+// blank Input and no I/O examples in Inputs), or, when output is set,
+// without an output: a model cannot learn from, or be judged on, an example
+// that has nothing on one side. Records count from 1, in file order.
+func RequireText(recs []Record, output bool) error {
+	for i := range recs {
+		r := &recs[i]
+		switch {
+		case strings.TrimSpace(r.Input) == "" && len(r.Inputs) == 0:
+			return fmt.Errorf(`record %d (id %q) has no "input"`, i+1, r.ID)
+		case output && strings.TrimSpace(r.Output) == "":
+			return fmt.Errorf(`record %d (id %q) has no "output"`, i+1, r.ID)
+		}
+	}
+	return nil
 }
 
 // knownKeys are the fields Record decodes itself.

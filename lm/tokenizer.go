@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/model/bpe"
@@ -22,6 +23,8 @@ type Tokenizer struct {
 	tk   *tokenizer.Tokenizer
 	eos  int
 	size int
+	// longest is the most bytes one token stands for.
+	longest int
 	// Files names the files it was loaded from, for messages.
 	Files string
 }
@@ -123,15 +126,23 @@ func newTokenizer(tk *tokenizer.Tokenizer, vocab map[string]int, files string) (
 	if !ok {
 		return nil, fmt.Errorf("%s: the vocabulary has no %s token", files, EndOfText)
 	}
-	size := 0
-	for _, id := range vocab {
+	size, longest := 0, 0
+	for tok, id := range vocab {
 		size = max(size, id+1)
+		// Byte-level tokens spell one byte per rune.
+		longest = max(longest, utf8.RuneCountInString(tok))
 	}
-	return &Tokenizer{tk: tk, eos: eos, size: size, Files: files}, nil
+	return &Tokenizer{tk: tk, eos: eos, size: size, longest: longest, Files: files}, nil
 }
 
 // EOS is the id of the end-of-text token.
 func (t *Tokenizer) EOS() int { return t.eos }
+
+// MinTokens is a lower bound on the tokens of s, found without tokenizing:
+// no token stands for more bytes than the longest in the vocabulary.
+func (t *Tokenizer) MinTokens(s string) int {
+	return (len(s) + t.longest - 1) / max(t.longest, 1)
+}
 
 // VocabSize is one more than the largest token id.
 func (t *Tokenizer) VocabSize() int { return t.size }

@@ -56,6 +56,17 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if err != nil {
 		return err
 	}
+	if err := data.RequireText(recs, true); err != nil {
+		return fmt.Errorf("%s: %w", *dataPath, err)
+	}
+	// Every record is in the one batch, padded to the longest.
+	cfg, v := base.Config.Model, base.Vocab
+	src, tgt := dataLengths(cfg, recs)
+	act := activationsPart(cfg, len(recs), src, tgt, len(v.Target))
+	act.settings = "the records in --data"
+	if err := checkMemory("finetune", weightsPart(cfg, len(v.Source), len(v.Target), true), act); err != nil {
+		return err
+	}
 	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr, Backend: be})
 	if err != nil {
 		return err

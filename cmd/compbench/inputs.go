@@ -38,7 +38,7 @@ func runPaths(flag, dir string) []data.Named {
 	}
 	out := files(flag, dir)
 	for _, f := range []string{train.ConfigFile, train.VocabFile, train.ModelFile, train.BestFile,
-		train.OptimFile, train.StateFile, train.MetricsFile} {
+		train.OptimFile, train.StateFile, train.MetricsFile, train.DataFileName} {
 		out = append(out, data.Named{Flag: flag, Path: filepath.Join(dir, f)})
 	}
 	return out

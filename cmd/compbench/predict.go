@@ -10,6 +10,7 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
+	"compbench/models"
 	"compbench/train"
 )
 
@@ -73,6 +74,13 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if err != nil {
 		return err
 	}
+	// Outputs are optional: predict also decodes unlabelled records.
+	if err := data.RequireText(recs, false); err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
+	}
+	if err := checkDecode(r, recs, *beam, *batch, *maxLen); err != nil {
+		return err
+	}
 	start := time.Now()
 	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, stderr)
 	if err != nil {
@@ -85,9 +93,24 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if err := writePredictions(*out, preds, *force); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %d predictions to %s; exact match %.2f%%; decoded in %s (%.0f output tokens/s)\n",
-		len(preds), *out, 100*train.ExactMatch(recs, preds), el.Round(time.Millisecond), outputTokens(preds)/el.Seconds())
+	fmt.Fprintf(stdout, "wrote %d predictions to %s; %s; decoded in %s (%.0f output tokens/s)\n",
+		len(preds), *out, exactMatchNote(recs, preds), el.Round(time.Millisecond), outputTokens(preds)/el.Seconds())
 	return nil
+}
+
+// exactMatchNote reports exact match, or why there is none: a record
+// without an output has nothing to match.
+func exactMatchNote(recs []data.Record, preds []train.Prediction) string {
+	missing := 0
+	for i := range recs {
+		if strings.TrimSpace(recs[i].Output) == "" {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Sprintf("no exact match: %d of %d records have no output", missing, len(recs))
+	}
+	return fmt.Sprintf("exact match %.2f%%", 100*train.ExactMatch(recs, preds))
 }
 
 func writePredictions(path string, preds []train.Prediction, force bool) error {
@@ -115,4 +138,24 @@ func outputTokens(preds []train.Prediction) float64 {
 		n += len(strings.Fields(preds[i].Text))
 	}
 	return float64(n)
+}
+
+// checkDecode refuses a beam wider than the tokens the run can output (the
+// target vocabulary, and for a copying model the source positions too) and
+// a decoding working set larger than the machine's memory.
+func checkDecode(r *train.Run, recs []data.Record, beam, batch, maxLen int) error {
+	cfg := r.Config.Model
+	srcLen, _ := dataLengths(cfg, recs)
+	vocab := len(r.Vocab.Target)
+	if models.Copies(cfg.Variant) {
+		vocab += srcLen
+	}
+	if beam > vocab {
+		return usagef("predict: --beam %d is wider than the %d tokens the run can output; use at most %d", beam, vocab, vocab)
+	}
+	if maxLen == 0 {
+		maxLen = cfg.MaxTgtLen
+	}
+	rows := min(batch, len(recs)) * beam
+	return checkMemory("predict", decodePart(cfg, rows, srcLen, maxLen, vocab, "--beam, --batch or --max-len (max_tgt_len of the run)"))
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"compbench/blas"
@@ -65,6 +66,9 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
+	if *folds < 0 {
+		return usagef("score: --folds %d: want 0 (score with the model as is) or at least 2", *folds)
+	}
 	var sizeCfg models.GPT2Config
 	if *folds > 0 {
 		fc.Folds = *folds
@@ -96,6 +100,9 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
+	if err := requireQuery(recs, sc.Field); err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
+	}
 	tok, err := lm.LoadTokenizer(*lmDir)
 	if err != nil {
 		return err
@@ -109,6 +116,11 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		nPos = base.Cfg.NPositions
 		if base.Cfg.VocabSize != tok.VocabSize() {
 			return fmt.Errorf("%s: the tokenizer has %d tokens but config.json says vocab_size %d", *lmDir, tok.VocabSize(), base.Cfg.VocabSize)
+		}
+	}
+	if !sc.Truncate {
+		if err := checkContext(tok, recs, sc.Field, nPos); err != nil {
+			return fmt.Errorf("%s: %w", *in, err)
 		}
 	}
 	ex, truncated, err := lm.EncodeRecords(tok, recs, sc, nPos)
@@ -214,3 +226,35 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 // commands, 1e-3 takes the tiny model's validation perplexity from 22 to
 // about 4 in 500 steps).
 const scratchLR = 1e-3
+
+// requireQuery fails on the first record whose scored field is missing,
+// not a string, or blank: its score would be that of <|endoftext|> alone.
+func requireQuery(recs []data.Record, field string) error {
+	for i := range recs {
+		q, err := lm.Field(&recs[i], field)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(q) == "" {
+			return fmt.Errorf("record %d (id %q) has no %q", i+1, recs[i].ID, field)
+		}
+	}
+	return nil
+}
+
+// checkContext fails on the first record whose query alone is surely
+// longer than the model's context, before any record is tokenized:
+// tokenizing megabytes of text only to refuse it looks like a hang.
+func checkContext(tok *lm.Tokenizer, recs []data.Record, field string, nPos int) error {
+	for i := range recs {
+		q, err := lm.Field(&recs[i], field)
+		if err != nil {
+			return err
+		}
+		if n := tok.MinTokens(q) + 1; n > nPos { // + <|endoftext|>
+			return fmt.Errorf("record %q: at least %d tokens (%d bytes) exceed the model's n_positions %d (use --truncate to keep the last %d)",
+				recs[i].ID, n, len(q), nPos, nPos)
+		}
+	}
+	return nil
+}

@@ -119,6 +119,9 @@ The grammar and nls methods take flags of their own: see
 	if needTrees && kind == split.TreeNone {
 		return usagef("split: %s needs program trees; --tree none is not allowed", method)
 	}
+	if *threshold < 0 {
+		return usagef("split: --threshold %d: want 0 (use --test-frac) or a length in tokens", *threshold)
+	}
 	if method == "likelihood" && *scores == "" {
 		return usagef("split: likelihood needs --scores")
 	}

@@ -226,6 +226,9 @@ the same data unless --allow-data-change.`, stderr)
 			return fmt.Errorf("dev: %w", err)
 		}
 	}
+	if err := checkTrainData(cfg, *trainPath, recs, *devPath, dev); err != nil {
+		return err
+	}
 	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr, AllowDataChange: *allowData}
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
 		return err

@@ -42,9 +42,11 @@ func (c GenConfig) Validate() error {
 	return nil
 }
 
-// dedupeTries bounds the draws per wanted record when deduplicating, so a
-// grammar with fewer distinct examples than asked fails instead of looping.
-const dedupeTries = 100
+// dedupeStall bounds the draws in a row without a new example when
+// deduplicating, so a grammar with fewer distinct examples than asked fails
+// soon instead of drawing for minutes. The allowance grows with the examples
+// found: the rarer the ones left, the longer a new one takes to come up.
+func dedupeStall(found int) int { return 1000 + 10*found }
 
 // Generate samples cfg.N records: input = utterance, output = program,
 // tree = derivation. emit is called once per record, in order; step is
@@ -63,14 +65,14 @@ func Generate(ctx context.Context, g *Grammar, cfg GenConfig, emit func(*data.Re
 	}
 	rng := data.SubRand(cfg.Seed, "scfg")
 	seen := map[string]bool{}
-	made := 0
+	made, stalled := 0, 0
 	for tries := 0; made < cfg.N; tries++ {
 		if tries%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if cfg.Dedupe && tries >= dedupeTries*cfg.N+1000 {
-			return fmt.Errorf("found only %d distinct examples in %d draws (asked for %d); the grammar may be too small for --n at this depth",
-				made, tries, cfg.N)
+		if cfg.Dedupe && stalled >= dedupeStall(made) {
+			return fmt.Errorf("found only %d distinct examples (asked for %d): %d draws in a row brought no new one, so the grammar's language at this depth seems to hold no more; lower --n or raise --max-depth",
+				made, cfg.N, stalled)
 		}
 		d, err := s.Sample(rng, start, cfg.MaxDepth)
 		if err != nil {
@@ -79,9 +81,11 @@ func Generate(ctx context.Context, g *Grammar, cfg GenConfig, emit func(*data.Re
 		if cfg.Dedupe {
 			key := d.Utterance + "\x00" + d.Program
 			if seen[key] {
+				stalled++
 				continue
 			}
 			seen[key] = true
+			stalled = 0
 		}
 		rec := data.Record{
 			ID:     fmt.Sprintf("%s-%d", cfg.IDPrefix, made),
