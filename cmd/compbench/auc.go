@@ -37,6 +37,9 @@ tie are dropped and counted. Tied scores are handled by the trapezoid rule.`, st
 		if ext := strings.ToLower(filepath.Ext(*plot)); ext != ".svg" {
 			return usagef("--plot: only .svg is supported, not %q", ext)
 		}
+		if err := checkNotInput(files("--plot", *plot), join(files("--gold", ef.gold), files("--easiness", *easy), files("--pred", preds...))); err != nil {
+			return err
+		}
 		if err := data.CheckFree(*plot, ef.force); err != nil {
 			return err
 		}

@@ -91,6 +91,15 @@ preprocessing; by default the entity-masked pattern fields are used.`, stderr)
 	if kind != "cfq" && kind != "scan" && kind != "jsonl" {
 		return usagef("cfq import: unknown --format %q", *format)
 	}
+	outs := files("--out", *out)
+	if *outDir != "" {
+		for p := cfq.Train; p <= cfq.Test; p++ {
+			outs = append(outs, files("--out-dir", filepath.Join(*outDir, cfq.PartNames[p]+".jsonl"))...)
+		}
+	}
+	if err := checkNotInput(outs, join(files("--in", *in), files("--split", *splitPath))); err != nil {
+		return err
+	}
 	var parts []int8
 	var split *cfq.Split
 	if *splitPath != "" {
@@ -285,6 +294,9 @@ missing) as a published-format split file whose indexes count the records of
 	}
 	if *pool == "" || *dir == "" || *out == "" {
 		return usagef("cfq export-split: --pool, --dir and --out are required")
+	}
+	if err := checkNotInput(files("--out", *out), join(files("--pool", *pool), splitPaths("--dir", *dir))); err != nil {
+		return err
 	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err

@@ -57,6 +57,9 @@ divergence). --points reads precomputed {"split","x","y"} lines instead.`, stder
 		if !strings.EqualFold(filepath.Ext(*plot), ".svg") {
 			return usagef("--plot: only .svg is supported")
 		}
+		if err := checkNotInput(files("--plot", *plot), files("--points", *points)); err != nil {
+			return err
+		}
 		if err := data.CheckFree(*plot, *force); err != nil {
 			return err
 		}

@@ -65,6 +65,9 @@ list of unobserved structures.`, stderr)
 	if err != nil {
 		return usagef("--tree: %v", err)
 	}
+	if err := checkNotInput(files("--out", *out), join(files("--train", *train), files("--test", *test))); err != nil {
+		return err
+	}
 	if err := data.CheckFree(*out, *force); err != nil {
 		return err
 	}

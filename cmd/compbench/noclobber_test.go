@@ -150,6 +150,20 @@ func TestOutputNeverReplacesInput(t *testing.T) {
 		{"split into its input's folder", func(f clobberFixture) []string {
 			return []string{"split", "random", "--in", f.splitTrain, "--out", f.split, "--force", "--tree", "none"}
 		}},
+		{"easiness over its test data", func(f clobberFixture) []string {
+			return []string{"easiness", "--train", f.data, "--test", f.data, "--out", f.data, "--force", "--tree", "bracketed", "--skip-bad"}
+		}},
+		{"cfq import over its input", func(f clobberFixture) []string {
+			tasks := writeFile(t, f.in, "tasks.txt", "IN: jump OUT: I_JUMP\nIN: walk OUT: I_WALK\n")
+			return []string{"cfq", "import", "--in", tasks, "--out", tasks, "--force"}
+		}},
+		{"cfq export-split over its pool", func(f clobberFixture) []string {
+			dir := filepath.Join(f.in, "random")
+			if _, errs, code := runCLI(t, "split", "random", "--in", f.data, "--out", dir, "--tree", "none"); code != 0 {
+				t.Fatal(errs)
+			}
+			return []string{"cfq", "export-split", "--pool", f.data, "--dir", dir, "--out", f.data, "--force"}
+		}},
 		{"train over its init-encoder run", func(f clobberFixture) []string {
 			return append([]string{"train", "--train", f.data, "--init-encoder", f.run, "--out", f.run, "--force"}, lstm...)
 		}},
