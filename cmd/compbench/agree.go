@@ -42,7 +42,7 @@ independent models with the same accuracies (Bogin et al. Table 2).`, stderr)
 	k := fs.Int("k", 0, "also report agreement of at least `K` models (default: all and majority only)")
 	matrix := fs.String("matrix", "", "write the per-example correctness matrix to `FILE` (JSONL)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	opt, err := ef.options()
 	if err != nil {

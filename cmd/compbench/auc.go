@@ -24,7 +24,7 @@ tie are dropped and counted. Tied scores are handled by the trapezoid rule.`, st
 	fs.Var(&preds, "pred", "predictions `FILE` of one model (repeat)")
 	plot := fs.String("plot", "", "draw the ROC curve to `FILE` (.svg)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	opt, err := ef.options()
 	if err != nil {

@@ -33,7 +33,7 @@ exported again is byte-identical.`, stderr)
 	force := fs.Bool("force", false, "replace an existing output file")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if len(pos) > 0 {
 		return usagef("convert: unexpected argument %q", pos[0])

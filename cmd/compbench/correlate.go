@@ -42,7 +42,7 @@ divergence). --points reads precomputed {"split","x","y"} lines instead.`, stder
 	force := fs.Bool("force", false, "replace an existing plot")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if (*points == "") == (len(splits) == 0) {
 		return usagef("give either --points or at least one --split")

@@ -52,7 +52,7 @@ list of unobserved structures.`, stderr)
 	force := fs.Bool("force", false, "replace an existing output file")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *train == "" || *test == "" || *out == "" {
 		return usagef("--train, --test and --out are required")

@@ -70,7 +70,7 @@ adds SCAN token accuracy and the longest correct prefix.`, stderr)
 	tokens := fs.Bool("tokens", false, "also report token accuracy and longest correct prefix (SCAN)")
 	perEx := fs.String("per-example", "", "write per-example judgements to `FILE` (JSONL)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	opt, err := ef.options()
 	if err != nil {

@@ -24,7 +24,7 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *runDir == "" || *dataPath == "" || *out == "" {
 		return usagef("finetune: --run, --data and --out are required")

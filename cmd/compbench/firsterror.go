@@ -26,7 +26,7 @@ complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
 	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	opt, err := ef.options()
 	if err != nil {

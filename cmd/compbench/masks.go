@@ -23,7 +23,7 @@ sep-to-sep-and-last, sep-to-last (Shi et al. 2022, §4.2).`, stderr)
 	labels := fs.Bool("labels", false, "prefix each line with its query token")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if len(pos) > 0 {
 		return usagef("masks: unexpected argument %q", pos[0])

@@ -31,7 +31,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *runDir == "" || *in == "" || *out == "" {
 		return usagef("predict: --run, --in and --out are required")

@@ -53,7 +53,7 @@ of every model on that device.`, stderr)
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *out == "" {
 		return usagef("run: --out is required")

@@ -26,7 +26,7 @@ order chosen, so the first K lines are the selection for budget K.`, stderr)
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	force := fs.Bool("force", false, "replace an existing output file")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *pool == "" || *out == "" || *budget == 0 {
 		return usagef("--pool, --out and --budget are required")

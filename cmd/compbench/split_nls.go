@@ -55,7 +55,7 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 	force := fs.Bool("force", false, "replace existing output files")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if len(pos) > 0 {
 		return usagef("split nls: unexpected argument %q", pos[0])

@@ -190,7 +190,7 @@ the same data unless --allow-data-change.`, stderr)
 	cacheMB := graphCacheFlag(fs)
 	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
 	if _, err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *trainPath == "" || *out == "" {
 		return usagef("train: --train and --out are required")
