@@ -21,6 +21,8 @@ type splitParams struct {
 	Sizes      split.Sizes      `json:"sizes"`
 	Tree       string           `json:"tree"`
 	MaxSize    int              `json:"compound_max_size"`
+	Keep       int              `json:"compound_keep"`
+	Pool       string           `json:"pool"`
 	Anonymizer split.Anonymizer `json:"anonymizer"`
 	SkippedBad int              `json:"skipped_bad"`
 	Method     any              `json:"method,omitempty"`
@@ -66,6 +68,8 @@ The grammar and nls methods take flags of their own: see
 	evalCands := fs.Int("eval-candidates", mdef.EvalCandidates, "mcd: candidates per addition to dev/test (0: --candidates)")
 	removeEvery := fs.Int("remove-every", mdef.RemoveEvery, "mcd: try a removal every this many additions (0: never)")
 	steps := fs.Int("steps", 0, "tmcd: swaps tried (0: 20 per example)")
+	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: keep each side's output lengths at the pool's over this many length strata (0: off)")
+	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
 	scores := fs.String("scores", "", "likelihood: JSONL of {\"id\",\"score\"}, higher = more likely")
 	buckets := fs.Int("len-buckets", 0, "likelihood: control for length with this many quantile buckets")
 	atomC := fs.Bool("atom-constraint", false, "likelihood: swap until every test atom occurs in train")
@@ -111,7 +115,7 @@ The grammar and nls methods take flags of their own: see
 	if err := sizes.Validate(); err != nil {
 		return usagef("split: %v", err)
 	}
-	comp := structure.CompoundConfig{MaxSize: *maxSize}
+	comp := structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep}
 	if err := comp.Validate(); err != nil {
 		return usagef("split: --max-compound: %v", err)
 	}
@@ -133,7 +137,7 @@ The grammar and nls methods take flags of their own: see
 	if err != nil {
 		return err
 	}
-	params := splitParams{Seed: *seed, Sizes: sizes, Tree: string(kind), MaxSize: *maxSize, Anonymizer: an}
+	params := splitParams{Seed: *seed, Sizes: sizes, Tree: string(kind), MaxSize: *maxSize, Anonymizer: an, Pool: *in}
 	var ix *structure.Index
 	if kind != split.TreeNone {
 		var trees []*data.Tree
@@ -153,7 +157,7 @@ The grammar and nls methods take flags of their own: see
 		if ix, err = structure.Build(trees, comp, stderr); err != nil {
 			return err
 		}
-		params.MaxSize = ix.MaxSize
+		params.MaxSize, params.Keep = ix.MaxSize, ix.Keep
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -174,15 +178,16 @@ The grammar and nls methods take flags of their own: see
 	case "mcd":
 		cfg := mdef
 		cfg.MaxAtomDiv, cfg.TargetDiv, cfg.Candidates, cfg.EvalCandidates, cfg.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
+		cfg.LengthBuckets = *lenBuckets
 		if err := cfg.Validate(); err != nil {
 			return usagef("split: %v", err)
 		}
 		params.Method = cfg
-		a, err = split.MCD(ix, cfg, sizes, rng, stderr)
+		a, err = split.MCD(ix, split.OutputLengths(pool), cfg, sizes, rng, stderr)
 	case "tmcd":
-		cfg := split.TMCDConfig{Steps: *steps}
+		cfg := split.TMCDConfig{Steps: *steps, LengthBuckets: *lenBuckets}
 		params.Method = cfg
-		a, err = split.TMCD(ix, cfg, sizes, rng, stderr)
+		a, err = split.TMCD(ix, split.OutputLengths(pool), cfg, sizes, rng, stderr)
 	case "likelihood":
 		cfg := split.LikelihoodConfig{LenBuckets: *buckets, By: *by, AtomConstraint: *atomC, Reverse: *reverse}
 		params.Method = cfg
@@ -219,7 +224,11 @@ func printStats(w io.Writer, s split.Stats, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "sizes              train %d  dev %d  test %d\n", s.TrainSize, s.DevSize, s.TestSize)
 	fmt.Fprintf(w, "atom divergence    %s\n", f(s.AtomDivergence))
-	fmt.Fprintf(w, "compound div.      %s (unweighted %s)\n", f(s.CompoundDivergence), f(s.CompoundDivergenceUnweighted))
+	over := ""
+	if s.WeightsOver != "" {
+		over = ", weights over " + s.WeightsOver
+	}
+	fmt.Fprintf(w, "compound div.      %s (unweighted %s%s)\n", f(s.CompoundDivergence), f(s.CompoundDivergenceUnweighted), over)
 	fmt.Fprintf(w, "pattern coverage   output %.4f  input %.4f\n", s.OutputPatternCoverage, s.InputPatternCoverage)
 	fmt.Fprintf(w, "length ratio       output %.4f  input %.4f\n", s.OutputLengthRatio, s.InputLengthRatio)
 	_, err := fmt.Fprintf(w, "missing atoms      %d %s\n", len(s.MissingAtoms), strings.Join(s.MissingAtoms, " | "))

@@ -2,19 +2,29 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math"
 
 	"compbench/data/split"
 	"compbench/data/structure"
 )
 
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stats", "stats --train A.jsonl --test B.jsonl [--json] [flags]", `
+	fs := newFlags("stats", "stats --split DIR | --train A.jsonl --test B.jsonl [--json] [flags]", `
 Compare a train and a test file: sizes, atom and compound divergence
 (weighted and unweighted; Keysers et al. 2020), output- and input-pattern
 coverage, length ratios, and the test atoms never seen in train. Files are
 JSONL records, "source<TAB>target" lines when they end in .tsv, or SCAN's
-"IN: ... OUT: ..." lines when they end in .txt.`, stderr)
+"IN: ... OUT: ..." lines when they end in .txt.
+
+With --split DIR, the statistics of a split made by "compbench split" are
+recomputed as the split computed them: compound weights over the pool
+named in DIR/split.json (or --pool), with its compound settings, so they
+equal split.json's. With --train and --test, the weights are estimated
+over the two files together and labelled so.`, stderr)
+	splitDir := fs.String("split", "", "folder written by compbench split: recompute its statistics over its pool")
+	poolPath := fs.String("pool", "", "with --split: the pool file, when split.json's params.pool has moved")
 	train := fs.String("train", "", "training records")
 	test := fs.String("test", "", "test records")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -27,6 +37,15 @@ JSONL records, "source<TAB>target" lines when they end in .tsv, or SCAN's
 	}
 	if len(pos) > 0 {
 		return usagef("stats: unexpected argument %q", pos[0])
+	}
+	if *splitDir != "" {
+		if *train != "" || *test != "" {
+			return usagef("stats: --split and --train/--test exclude each other")
+		}
+		return statsOfSplit(stdout, stderr, *splitDir, *poolPath, *asJSON)
+	}
+	if *poolPath != "" {
+		return usagef("stats: --pool needs --split")
 	}
 	if *train == "" || *test == "" {
 		return usagef("stats: --train and --test are required")
@@ -56,4 +75,47 @@ JSONL records, "source<TAB>target" lines when they end in .tsv, or SCAN's
 		return err
 	}
 	return printStats(stdout, s, *asJSON)
+}
+
+// statsOfSplit recomputes a split's statistics over its pool and checks
+// them against split.json.
+func statsOfSplit(stdout, stderr io.Writer, dir, poolPath string, asJSON bool) error {
+	f, err := split.ReadSplitFile(dir)
+	if err != nil {
+		return err
+	}
+	if poolPath == "" {
+		poolPath = f.Params.Pool
+	}
+	if poolPath == "" {
+		return usagef("stats: %s/split.json names no pool: pass --pool FILE", dir)
+	}
+	pool, err := split.LoadPool(poolPath)
+	if err != nil {
+		return fmt.Errorf("stats: pool of %s: %w (pass --pool FILE if it moved)", dir, err)
+	}
+	s, err := split.SplitStats(f, pool, stderr)
+	if err != nil {
+		return fmt.Errorf("stats: %s: %w", dir, err)
+	}
+	if d := statsDiff(s, f.Stats); d != "" {
+		fmt.Fprintf(stderr, "stats: warning: %s differs from split.json (%s): was the pool changed?\n", d, dir)
+	}
+	return printStats(stdout, s, asJSON)
+}
+
+// statsDiff names the first divergence on which a and b differ beyond
+// summation order, or "".
+func statsDiff(a, b split.Stats) string {
+	for _, d := range []struct {
+		name string
+		x, y *float64
+	}{{"atom divergence", a.AtomDivergence, b.AtomDivergence},
+		{"compound divergence", a.CompoundDivergence, b.CompoundDivergence},
+		{"unweighted compound divergence", a.CompoundDivergenceUnweighted, b.CompoundDivergenceUnweighted}} {
+		if (d.x == nil) != (d.y == nil) || d.x != nil && math.Abs(*d.x-*d.y) > 1e-9 {
+			return d.name
+		}
+	}
+	return ""
 }

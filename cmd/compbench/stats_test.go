@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -85,5 +86,57 @@ func TestStatsCLI(t *testing.T) {
 				t.Errorf("failed run printed %q", stdout)
 			}
 		})
+	}
+}
+
+// TestStatsSplitAgrees: stats --split recomputes every method's statistics
+// over the split's pool, equal to split.json's, where the bare train/test
+// pair of a split that leaves examples out gives an estimate, so labelled.
+func TestStatsSplitAgrees(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSCAN(t, dir, ".jsonl")
+	for _, method := range []string{"random", "mcd", "tmcd"} {
+		t.Run(method, func(t *testing.T) {
+			out := filepath.Join(dir, method)
+			if _, errs, code := runCLI(t, "split", method, "--in", in, "--out", out, "--seed", "3"); code != 0 {
+				t.Fatalf("split: exit %d: %s", code, errs)
+			}
+			stdout, errs, code := runCLI(t, "stats", "--split", out, "--json")
+			if code != 0 || strings.Contains(errs, "differs") {
+				t.Fatalf("stats --split: exit %d: %s", code, errs)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "split.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sj struct {
+				Stats map[string]any `json:"stats"`
+			}
+			if err := json.Unmarshal(raw, &sj); err != nil {
+				t.Fatal(err)
+			}
+			for k, w := range sj.Stats {
+				if fmt.Sprint(got[k]) != fmt.Sprint(w) {
+					t.Errorf("%s: stats --split %v, split.json %v", k, got[k], w)
+				}
+			}
+			if got["compound_weights_over"] != "pool" {
+				t.Errorf("weights over %v, want pool", got["compound_weights_over"])
+			}
+			pair, errs, code := runCLI(t, "stats", "--train", filepath.Join(out, "train.jsonl"), "--test", filepath.Join(out, "test.jsonl"), "--json")
+			if code != 0 {
+				t.Fatalf("stats pair: exit %d: %s", code, errs)
+			}
+			if !strings.Contains(pair, `"compound_weights_over": "train+test"`) {
+				t.Errorf("a bare pair's estimate is not labelled: %s", pair)
+			}
+		})
+	}
+	if _, errs, code := runCLI(t, "stats", "--split", filepath.Join(dir, "mcd"), "--train", in); code != 2 {
+		t.Errorf("--split with --train: exit %d (%s), want a usage error", code, errs)
 	}
 }

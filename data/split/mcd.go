@@ -5,6 +5,9 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sort"
+	"sync"
 
 	"compbench/data/structure"
 	"compbench/progress"
@@ -31,11 +34,15 @@ type MCDConfig struct {
 	// Divisions is how many random divisions of the evaluation side into
 	// dev and test are tried (see divide).
 	Divisions int `json:"divisions"`
+	// LengthBuckets, when positive, keeps each side's output-length
+	// distribution at the pool's by drawing candidates from that many
+	// length strata (see MCD); 0 leaves length free.
+	LengthBuckets int `json:"length_buckets"`
 }
 
 // DefaultMCDConfig holds the paper's atom bound and compbench's search sizes.
 func DefaultMCDConfig() MCDConfig {
-	return MCDConfig{MaxAtomDiv: 0.02, Candidates: 300, RemoveEvery: 2, RemoveCandidates: 100, Divisions: 20}
+	return MCDConfig{MaxAtomDiv: 0.02, Candidates: 300, RemoveEvery: 2, RemoveCandidates: 100, Divisions: 20, LengthBuckets: 10}
 }
 
 // DefaultMCDSizes are Keysers et al.'s: train 40% and validation plus test
@@ -55,7 +62,7 @@ func (c MCDConfig) Validate() error {
 		return fmt.Errorf("remove-every 1 could undo every addition: want 0 (never) or >= 2")
 	case c.TargetDiv < 0 || c.TargetDiv > 1:
 		return fmt.Errorf("target divergence %v: want [0, 1]", c.TargetDiv)
-	case c.Candidates < 0 || c.EvalCandidates < 0 || c.RemoveEvery < 0 || c.RemoveCandidates < 0 || c.Divisions < 0:
+	case c.Candidates < 0 || c.EvalCandidates < 0 || c.RemoveEvery < 0 || c.RemoveCandidates < 0 || c.Divisions < 0 || c.LengthBuckets < 0:
 		return fmt.Errorf("candidate and removal counts must be >= 0")
 	}
 	return nil
@@ -99,7 +106,16 @@ func (c MCDConfig) score(dc, da float64) score {
 // validation set was drawn; compbench divides the evaluation side into dev
 // and test at random, keeping the best of Divisions random divisions (see
 // divide), since a random half can drift past the atom bound.
-func MCD(ix *structure.Index, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
+//
+// lengths holds each example's output length. With LengthBuckets set, the
+// pool is cut into that many length strata (lengthStrata) and each addition
+// draws its candidates from the stratum its side holds least of relative to
+// the pool, so train and the evaluation side keep the pool's length
+// distribution: a greedy left free fills test with whichever lengths carry
+// the most (or fewest) compounds, a length split in disguise. The paper does
+// not constrain length; this is compbench's addition, off with
+// LengthBuckets 0 (lengths may then be nil).
+func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
 	if err := cfg.Validate(); err != nil {
 		return Assignment{}, err
 	}
@@ -108,55 +124,83 @@ func MCD(ix *structure.Index, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr
 	if err != nil {
 		return Assignment{}, err
 	}
+	if cfg.LengthBuckets > 0 && len(lengths) != n {
+		return Assignment{}, fmt.Errorf("mcd: %d lengths for %d examples", len(lengths), n)
+	}
 	nEval := nDev + nTest
 	atoms, comps := exampleVectors(ix)
 	ad := newPairDiv(len(ix.Atoms), structure.AtomAlpha)
 	cd := newPairDiv(len(ix.Compounds), structure.CompoundAlpha)
 
-	where := make([]int8, n)
-	pos := make([]int, n) // index in its list
-	lists := [3][]int{rng.Perm(n), nil, nil}
-	for p, i := range lists[free] {
-		pos[i] = p
+	stratum, nStrata := lengthStrata(lengths, cfg.LengthBuckets)
+	share := make([]float64, nStrata) // each stratum's share of the pool
+	// lists[0..nStrata-1] hold the free examples of each stratum; then train
+	// and the evaluation side.
+	lTrain, lEval := nStrata, nStrata+1
+	lists := make([][]int, nStrata+2)
+	where := make([]int, n) // index into lists
+	pos := make([]int, n)   // index in its list
+	for _, i := range rng.Perm(n) {
+		s := stratum[i]
+		share[s] += 1 / float64(n)
+		where[i], pos[i] = s, len(lists[s])
+		lists[s] = append(lists[s], i)
 	}
-	move := func(i int, to int8) {
+	held := [2][]int{make([]int, nStrata), make([]int, nStrata)} // per side and stratum
+	move := func(i int, to int) {
 		from := where[i]
 		l := lists[from]
 		last := l[len(l)-1]
 		l[pos[i]], pos[last] = last, pos[i]
 		lists[from] = l[:len(l)-1]
-		if from != free {
-			cd.apply(comps[i], from == inEval, -1)
-			ad.apply(atoms[i], from == inEval, -1)
+		if from >= nStrata {
+			cd.apply(comps[i], from == lEval, -1)
+			ad.apply(atoms[i], from == lEval, -1)
+			held[from-nStrata][stratum[i]]--
+		}
+		if to < nStrata {
+			to = stratum[i]
 		}
 		where[i] = to
 		pos[i] = len(lists[to])
 		lists[to] = append(lists[to], i)
-		if to != free {
-			cd.apply(comps[i], to == inEval, 1)
-			ad.apply(atoms[i], to == inEval, 1)
+		if to >= nStrata {
+			cd.apply(comps[i], to == lEval, 1)
+			ad.apply(atoms[i], to == lEval, 1)
+			held[to-nStrata][stratum[i]]++
 		}
+	}
+	// next picks the stratum an addition to side draws from: the one whose
+	// count lags its pool share the most, among those with free examples.
+	next := func(side int) int {
+		best, bestGap := -1, 0.0
+		size := float64(len(lists[nStrata+side]) + 1)
+		for s := 0; s < nStrata; s++ {
+			if len(lists[s]) == 0 {
+				continue
+			}
+			if gap := share[s]*size - float64(held[side][s]); best < 0 || gap > bestGap {
+				best, bestGap = s, gap
+			}
+		}
+		return best
 	}
 
 	bar := progress.New(stderr, "mcd", int64(nTrain+nEval))
 	defer bar.Finish()
-	move(lists[free][0], inTrain) // random first pick: the pool order is a permutation
+	move(lists[next(0)][0], lTrain) // random first pick: each free list is in random order
 	bar.Add(1)
 	adds := 1
-	for len(lists[inTrain]) < nTrain || len(lists[inEval]) < nEval {
-		toEval := len(lists[inTrain]) >= nTrain ||
-			(len(lists[inEval]) < nEval && float64(len(lists[inEval]))/float64(nEval) < float64(len(lists[inTrain]))/float64(nTrain))
-		best, bestScore := -1, score{}
-		for _, i := range pickCandidates(cfg, lists[free], pos, toEval, rng) {
-			s := cfg.score(cd.what(comps[i], toEval, 1), ad.what(atoms[i], toEval, 1))
-			if best < 0 || s.better(bestScore) {
-				best, bestScore = i, s
-			}
-		}
-		to := inTrain
+	sc := newScorer(cfg, comps, atoms, cd, ad)
+	for len(lists[lTrain]) < nTrain || len(lists[lEval]) < nEval {
+		toEval := len(lists[lTrain]) >= nTrain ||
+			(len(lists[lEval]) < nEval && float64(len(lists[lEval]))/float64(nEval) < float64(len(lists[lTrain]))/float64(nTrain))
+		side, to := 0, lTrain
 		if toEval {
-			to = inEval
+			side, to = 1, lEval
 		}
+		s := next(side)
+		best := sc.best(pickCandidates(cfg, lists[s], pos, toEval, rng), toEval, 1)
 		move(best, to)
 		bar.Add(1)
 		adds++
@@ -166,13 +210,117 @@ func MCD(ix *structure.Index, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr
 			bar.SetExtra(fmt.Sprintf("D_C %.3f D_A %.3f", cd.current(), ad.current()))
 		}
 		if cfg.RemoveEvery > 0 && adds%cfg.RemoveEvery == 0 {
-			if i := bestRemoval(cfg, lists[inTrain], lists[inEval], comps, atoms, cd, ad, rng); i >= 0 {
-				move(i, free)
+			if i := bestRemoval(cfg, sc, lists[lTrain], lists[lEval], rng); i >= 0 {
+				move(i, 0)
 				bar.Add(-1)
 			}
 		}
 	}
-	return divide(cfg, lists[inTrain], lists[inEval], nDev, atoms, comps, ad, cd, rng), nil
+	return divide(cfg, lists[lTrain], lists[lEval], nDev, atoms, comps, ad, cd, rng), nil
+}
+
+// lengthStrata cuts examples into at most k strata of nearly equal size by
+// length, a length never straddling two strata (quantile bins as pandas'
+// qcut forms them, duplicate edges collapsing): stratum s holds the lengths
+// whose midpoint rank falls in [s/k, (s+1)/k) of the pool. k 0 (or no
+// lengths) gives one stratum.
+func lengthStrata(lengths []int, k int) ([]int, int) {
+	n := len(lengths)
+	st := make([]int, max(n, 0))
+	if k <= 1 || n == 0 {
+		return st, 1
+	}
+	count := map[int]int{}
+	for _, l := range lengths {
+		count[l]++
+	}
+	ls := make([]int, 0, len(count))
+	for l := range count {
+		ls = append(ls, l)
+	}
+	sort.Ints(ls)
+	of := make(map[int]int, len(ls))
+	below, last, used := 0, -1, 0
+	for _, l := range ls {
+		mid := (float64(below) + float64(count[l])/2) / float64(n)
+		s := min(int(mid*float64(k)), k-1)
+		if s != last {
+			last = s
+			used++
+		}
+		of[l] = used - 1
+		below += count[l]
+	}
+	for i, l := range lengths {
+		st[i] = of[l]
+	}
+	return st, used
+}
+
+// scorer scores candidate moves, spread over the available cores. Each
+// candidate's score depends only on the state, and the best is chosen in
+// candidate order (ties: the first), so the result does not depend on the
+// number of workers.
+type scorer struct {
+	cfg          MCDConfig
+	comps, atoms [][]structure.Entry
+	cd, ad       *pairDiv
+	scores       []score
+	workers      int
+}
+
+func newScorer(cfg MCDConfig, comps, atoms [][]structure.Entry, cd, ad *pairDiv) *scorer {
+	return &scorer{cfg: cfg, comps: comps, atoms: atoms, cd: cd, ad: ad, workers: scorerWorkers()}
+}
+
+// scorerWorkers is how many goroutines score candidates (tests vary it).
+var scorerWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// eval fills scores for moving each of cands onto (sign 1) or off (sign
+// -1) the training side (test false) or the evaluation side.
+func (s *scorer) eval(cands []int, test []bool, sign float64) []score {
+	s.scores = s.scores[:0]
+	for range cands {
+		s.scores = append(s.scores, score{})
+	}
+	one := func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			i := cands[c]
+			s.scores[c] = s.cfg.score(s.cd.what(s.comps[i], test[c], sign), s.ad.what(s.atoms[i], test[c], sign))
+		}
+	}
+	w := min(s.workers, len(cands)/32)
+	if w <= 1 {
+		one(0, len(cands))
+		return s.scores
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		lo, hi := k*len(cands)/w, (k+1)*len(cands)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			one(lo, hi)
+		}()
+	}
+	wg.Wait()
+	return s.scores
+}
+
+// best returns the candidate whose move scores highest (ties: the first).
+func (s *scorer) best(cands []int, test bool, sign float64) int {
+	sides := make([]bool, len(cands))
+	for c := range sides {
+		sides[c] = test
+	}
+	scores := s.eval(cands, sides, sign)
+	best := 0
+	for c := 1; c < len(cands); c++ {
+		if scores[c].better(scores[best]) {
+			best = c
+		}
+	}
+	return cands[best]
 }
 
 // Sides of the MCD greedy.
@@ -212,24 +360,25 @@ func divide(cfg MCDConfig, train, eval []int, nDev int, atoms, comps [][]structu
 // bestRemoval scores removing RemoveCandidates random assigned examples and
 // returns the best if it beats keeping them all, else -1. It never empties a
 // side.
-func bestRemoval(cfg MCDConfig, train, eval []int, comps, atoms [][]structure.Entry, cd, ad *pairDiv, rng *rand.Rand) int {
+func bestRemoval(cfg MCDConfig, sc *scorer, train, eval []int, rng *rand.Rand) int {
 	if len(train) < 2 || len(eval) < 2 {
 		return -1
 	}
-	cur := cfg.score(cd.current(), ad.current())
-	best, bestScore := -1, cur
-	for c := 0; c < cfg.RemoveCandidates; c++ {
+	cands := make([]int, cfg.RemoveCandidates)
+	test := make([]bool, cfg.RemoveCandidates)
+	for c := range cands {
 		r := rng.IntN(len(train) + len(eval))
-		test := r >= len(train)
-		i := 0
-		if test {
-			i = eval[r-len(train)]
+		if test[c] = r >= len(train); test[c] {
+			cands[c] = eval[r-len(train)]
 		} else {
-			i = train[r]
+			cands[c] = train[r]
 		}
-		s := cfg.score(cd.what(comps[i], test, -1), ad.what(atoms[i], test, -1))
-		if s.better(bestScore) {
-			best, bestScore = i, s
+	}
+	scores := sc.eval(cands, test, -1)
+	best, bestScore := -1, cfg.score(sc.cd.current(), sc.ad.current())
+	for c := range cands {
+		if scores[c].better(bestScore) {
+			best, bestScore = cands[c], scores[c]
 		}
 	}
 	return best

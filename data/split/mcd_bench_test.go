@@ -39,7 +39,7 @@ func BenchmarkMCDSCAN(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := MCD(ix, DefaultMCDConfig(), DefaultMCDSizes(), data.NewRand(1), nil)
+		a, err := MCD(ix, OutputLengths(pool), DefaultMCDConfig(), DefaultMCDSizes(), data.NewRand(1), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

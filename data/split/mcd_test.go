@@ -1,6 +1,8 @@
 package split
 
 import (
+	"fmt"
+	"math"
 	"testing"
 
 	"compbench/data"
@@ -47,11 +49,11 @@ func TestMCDDivision(t *testing.T) {
 	}
 	one := cfg
 	one.Divisions = 1
-	a1, err := MCD(ix, one, DefaultMCDSizes(), data.NewRand(4), nil)
+	a1, err := MCD(ix, OutputLengths(pool), one, DefaultMCDSizes(), data.NewRand(4), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a20, err := MCD(ix, cfg, DefaultMCDSizes(), data.NewRand(4), nil)
+	a20, err := MCD(ix, OutputLengths(pool), cfg, DefaultMCDSizes(), data.NewRand(4), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,5 +62,87 @@ func TestMCDDivision(t *testing.T) {
 	}
 	if s1, s20 := score(a1), score(a20); s1.better(s20) {
 		t.Errorf("best of 20 divisions %+v scores below the first %+v", s20, s1)
+	}
+}
+
+// TestFastPow: the candidate scores' power agrees with math.Pow to 1e-10
+// relative over the range of weight sums, and is 0 at or below eps.
+func TestFastPow(t *testing.T) {
+	for _, y := range []float64{structure.CompoundAlpha, 1 - structure.CompoundAlpha, structure.AtomAlpha} {
+		for x := 2e-9; x < 1e7; x *= 1.0137 {
+			got, want := fastPow(x, y), math.Pow(x, y)
+			if math.Abs(got-want) > 1e-10*want {
+				t.Fatalf("fastPow(%g, %g) = %.17g, math.Pow %.17g", x, y, got, want)
+			}
+		}
+		if fastPow(eps, y) != 0 || fastPow(0, y) != 0 {
+			t.Errorf("fastPow at eps or 0 is not 0")
+		}
+	}
+}
+
+// TestLengthStrata: strata by hand, a length never in two strata, and one
+// stratum when off.
+func TestLengthStrata(t *testing.T) {
+	// 10 examples, 3 strata: lengths 1 (x4) have midpoint rank 0.2 -> 0;
+	// 2 (x1) 0.45 -> 1; 3 (x2) 0.6 -> 1; 9 (x3) 0.85 -> 2.
+	lens := []int{9, 1, 1, 3, 2, 1, 9, 3, 1, 9}
+	got, n := lengthStrata(lens, 3)
+	want := []int{2, 0, 0, 1, 1, 0, 2, 1, 0, 2}
+	if n != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("strata %v (%d), want %v (3)", got, n, want)
+	}
+	// One length everywhere: duplicate edges collapse to one stratum.
+	if _, n := lengthStrata([]int{4, 4, 4, 4}, 10); n != 1 {
+		t.Errorf("one length gives %d strata, want 1", n)
+	}
+	if st, n := lengthStrata(lens, 0); n != 1 || st[0] != 0 {
+		t.Errorf("off: %v (%d), want one stratum", st, n)
+	}
+}
+
+// TestMCDLengthStrata: with strata on, each side holds every stratum in
+// its pool share (within one example per stratum, plus the removals still
+// to be made up), and the same seed gives the same split with any number
+// of scoring workers.
+func TestMCDLengthStrata(t *testing.T) {
+	pool := scanSample(1200, 9)
+	ix := index(t, pool)
+	lens := OutputLengths(pool)
+	cfg := DefaultMCDConfig()
+	cfg.Candidates, cfg.RemoveEvery, cfg.MaxAtomDiv = 100, 4, 0.05
+	old := scorerWorkers
+	defer func() { scorerWorkers = old }()
+	scorerWorkers = func() int { return 3 }
+	a, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, k := lengthStrata(lens, cfg.LengthBuckets)
+	share := make([]float64, k)
+	for _, s := range st {
+		share[s] += 1 / float64(len(pool))
+	}
+	for name, side := range map[string][]int{"train": a.Train, "eval": append(append([]int(nil), a.Dev...), a.Test...)} {
+		held := make([]float64, k)
+		for _, i := range side {
+			held[st[i]]++
+		}
+		for s := range held {
+			if want := share[s] * float64(len(side)); math.Abs(held[s]-want) > 2+0.02*want {
+				t.Errorf("%s holds %v of stratum %d, pool share %.1f", name, held[s], s, want)
+			}
+		}
+	}
+	if r := lengthRatio(pool, a, func(r *data.Record) string { return r.Output }); r < 0.8 || r > 1.25 {
+		t.Errorf("output length ratio %.3f with strata on", r)
+	}
+	scorerWorkers = func() int { return 1 }
+	b, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("one scoring worker gives another split")
 	}
 }

@@ -123,7 +123,7 @@ func TestMethodsInvariants(t *testing.T) {
 			}
 		}},
 		{"mcd", false, func(s uint64) (Assignment, error) {
-			return MCD(ix, small, DefaultMCDSizes(), data.NewRand(s), nil)
+			return MCD(ix, OutputLengths(pool), small, DefaultMCDSizes(), data.NewRand(s), nil)
 		}, func(t *testing.T, a Assignment) {
 			if len(a.Train) != 800 || len(a.Dev)+len(a.Test) != 200 {
 				t.Errorf("sizes %d/%d/%d, want 800 train and 200 eval", len(a.Train), len(a.Dev), len(a.Test))
@@ -138,7 +138,7 @@ func TestMethodsInvariants(t *testing.T) {
 			}
 		}},
 		{"tmcd", true, func(s uint64) (Assignment, error) {
-			return TMCD(ix, TMCDConfig{Steps: 5000}, sizes, data.NewRand(s), nil)
+			return TMCD(ix, OutputLengths(pool), TMCDConfig{Steps: 5000, LengthBuckets: 10}, sizes, data.NewRand(s), nil)
 		}, func(t *testing.T, a Assignment) {
 			if m := atomsMissing(ix, a); m != 0 {
 				t.Errorf("%d eval atom occurrences missing from train", m)
@@ -265,7 +265,7 @@ func TestGolden(t *testing.T) {
 			} else {
 				cfg := DefaultMCDConfig()
 				cfg.MaxAtomDiv = 0.2
-				a, err = MCD(ix, cfg, DefaultMCDSizes(), data.NewRand(5), nil)
+				a, err = MCD(ix, OutputLengths(pool), cfg, DefaultMCDSizes(), data.NewRand(5), nil)
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -1,8 +1,11 @@
 package split
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -37,6 +40,12 @@ type Stats struct {
 	InputLengthRatio float64 `json:"input_length_ratio"`
 	// MissingAtoms are the test atoms that never occur in train, sorted.
 	MissingAtoms []string `json:"test_atoms_missing_from_train"`
+	// WeightsOver names the examples the compound weights (App. L.4's
+	// P(G'|G)) and the kept compounds were estimated over: "pool" (the
+	// split's whole input, as split.json and stats --split use) or
+	// "train+test" (a bare pair given to stats, an estimate of the split's
+	// own value).
+	WeightsOver string `json:"compound_weights_over,omitempty"`
 }
 
 // TreeNone turns tree-based statistics off (data without programs).
@@ -69,7 +78,9 @@ func DefaultStatsOptions() StatsOptions {
 }
 
 // ComputeStats compares train with test. Compound weights are estimated
-// over train and test together (the pool the two were drawn from).
+// over train and test together; a split's own statistics weigh them over
+// its whole pool (see SplitStats), so the two can differ, and the result is
+// labelled WeightsOver "train+test".
 func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
 	pool := make([]data.Record, 0, len(train)+len(test))
 	pool = append(append(pool, train...), test...)
@@ -91,7 +102,97 @@ func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
 			return Stats{}, err
 		}
 	}
-	return statsOf(pool, ix, a, opts.Anonymizer), nil
+	s := statsOf(pool, ix, a, opts.Anonymizer)
+	if ix != nil {
+		s.WeightsOver = "train+test"
+	}
+	return s, nil
+}
+
+// SplitFile is the part of split.json that SplitStats reads: the ids, the
+// statistics recorded, and the parameters that fix the compound index.
+type SplitFile struct {
+	Method string `json:"method"`
+	Params struct {
+		// Pool is the input file the split was made from, as given.
+		Pool       string     `json:"pool"`
+		Tree       string     `json:"tree"`
+		MaxSize    int        `json:"compound_max_size"`
+		Keep       int        `json:"compound_keep"`
+		Anonymizer Anonymizer `json:"anonymizer"`
+		SkippedBad int        `json:"skipped_bad"`
+	} `json:"params"`
+	Train []string `json:"train"`
+	Dev   []string `json:"dev"`
+	Test  []string `json:"test"`
+	Stats Stats    `json:"stats"`
+}
+
+// ReadSplitFile reads DIR/split.json.
+func ReadSplitFile(dir string) (*SplitFile, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "split.json"))
+	if err != nil {
+		return nil, err
+	}
+	var f SplitFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "split.json"), err)
+	}
+	return &f, nil
+}
+
+// SplitStats recomputes a split's statistics as the split did: the compound
+// index is built over the whole pool (records whose program does not parse
+// dropped when the split skipped them) with the compound size and selection
+// recorded in split.json, so the result equals split.json's stats (one
+// weighting, over the pool; Keysers et al. §2.1 estimate P(G'|G) "over the
+// full sample set").
+func SplitStats(f *SplitFile, pool []data.Record, stderr io.Writer) (Stats, error) {
+	kind, err := ParseTreeKind(f.Params.Tree)
+	if err != nil {
+		return Stats{}, fmt.Errorf("split.json params.tree: %w", err)
+	}
+	anon := f.Params.Anonymizer
+	if anon == "" {
+		anon = AnonGeneric
+	}
+	var ix *structure.Index
+	if kind != TreeNone {
+		var trees []*data.Tree
+		if f.Params.SkippedBad > 0 {
+			var bad []string
+			pool, trees, bad = SkipBad(pool, kind)
+			if len(bad) != f.Params.SkippedBad {
+				return Stats{}, fmt.Errorf("pool has %d records whose program does not parse; the split skipped %d", len(bad), f.Params.SkippedBad)
+			}
+		} else if trees, err = Trees(pool, kind); err != nil {
+			return Stats{}, err
+		}
+		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep}
+		if ix, err = structure.Build(trees, cfg, stderr); err != nil {
+			return Stats{}, err
+		}
+	}
+	byID := make(map[string]int, len(pool))
+	for i := range pool {
+		byID[pool[i].ID] = i
+	}
+	var a Assignment
+	for _, part := range []struct {
+		ids []string
+		dst *[]int
+	}{{f.Train, &a.Train}, {f.Dev, &a.Dev}, {f.Test, &a.Test}} {
+		for _, id := range part.ids {
+			i, ok := byID[id]
+			if !ok {
+				return Stats{}, fmt.Errorf("split id %q is not in the pool", id)
+			}
+			*part.dst = append(*part.dst, i)
+		}
+		sort.Ints(*part.dst)
+	}
+	s := statsOf(pool, ix, a, anon)
+	return s, nil
 }
 
 // Trees reads every record's program tree, naming the first that fails.
@@ -129,6 +230,7 @@ func SkipBad(pool []data.Record, kind structure.TreeKind) ([]data.Record, []*dat
 func statsOf(pool []data.Record, ix *structure.Index, a Assignment, anon Anonymizer) Stats {
 	s := Stats{TrainSize: len(a.Train), DevSize: len(a.Dev), TestSize: len(a.Test), MissingAtoms: []string{}}
 	if ix != nil {
+		s.WeightsOver = "pool"
 		fa, fb := ix.AtomDist(a.Train), ix.AtomDist(a.Test)
 		da := structure.Divergence(fa, fb, structure.AtomAlpha)
 		dc := structure.Divergence(ix.CompoundDist(a.Train, true), ix.CompoundDist(a.Test, true), structure.CompoundAlpha)
@@ -169,6 +271,16 @@ func coverage(pool []data.Record, a Assignment, anon Anonymizer, field func(*dat
 		}
 	}
 	return float64(n) / float64(len(test))
+}
+
+// OutputLengths returns each record's output length in whitespace tokens,
+// the length MCD's strata and the output length ratio use.
+func OutputLengths(pool []data.Record) []int {
+	out := make([]int, len(pool))
+	for i := range pool {
+		out[i] = len(strings.Fields(pool[i].Output))
+	}
+	return out
 }
 
 func lengthRatio(pool []data.Record, a Assignment, field func(*data.Record) string) float64 {

@@ -13,22 +13,37 @@ import (
 type TMCDConfig struct {
 	// Steps is the number of swaps tried; 0 means 20 per pool example.
 	Steps int `json:"steps"`
+	// LengthBuckets, when positive, only swaps examples of the same output
+	// length stratum (see lengthStrata), so the random start's length
+	// distribution on each side survives the search; 0 swaps freely.
+	LengthBuckets int `json:"length_buckets"`
 }
+
+// DefaultTMCDConfig swaps within 10 length strata, as MCD draws from them.
+func DefaultTMCDConfig() TMCDConfig { return TMCDConfig{LengthBuckets: 10} }
 
 // TMCD starts from a random split, balances atoms (every evaluation atom
 // occurs in train), then tries Steps random train/evaluation swaps, keeping
 // a swap when it raises D_C and keeps atoms balanced. D_C is updated
 // incrementally from the two swapped examples' compounds only. compbench uses
-// its weighted compounds (structure.Build) as the divergence, the same as
-// the mcd method and the statistics.
-func TMCD(ix *structure.Index, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
-	if cfg.Steps < 0 {
-		return Assignment{}, fmt.Errorf("tmcd: steps %d must be >= 0", cfg.Steps)
+// its weighted compounds (structure.Build, the same selection as mcd) as the
+// divergence, the same as the mcd method and the statistics. Shaw et al.'s
+// swaps drift toward short test examples, which carry the fewest compounds;
+// with LengthBuckets set, a swap pairs a random training example with a
+// random evaluation example of the same length stratum (lengths: output
+// lengths, nil when LengthBuckets is 0), which keeps both sides' length
+// distributions. This is compbench's addition to the algorithm.
+func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
+	if cfg.Steps < 0 || cfg.LengthBuckets < 0 {
+		return Assignment{}, fmt.Errorf("tmcd: steps %d and length buckets %d must be >= 0", cfg.Steps, cfg.LengthBuckets)
 	}
 	n := len(ix.Examples)
 	nTrain, nDev, nTest, err := sizes.counts(n)
 	if err != nil {
 		return Assignment{}, err
+	}
+	if cfg.LengthBuckets > 0 && len(lengths) != n {
+		return Assignment{}, fmt.Errorf("tmcd: %d lengths for %d examples", len(lengths), n)
 	}
 	perm := rng.Perm(n)
 	eval := append([]int(nil), perm[:nDev+nTest]...)
@@ -48,6 +63,16 @@ func TMCD(ix *structure.Index, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stde
 	for _, i := range eval {
 		cd.apply(comps[i], true, 1)
 	}
+	// evalAt lists the evaluation positions of each stratum; a swap keeps
+	// every position's stratum.
+	stratum, nStrata := lengthStrata(lengths, cfg.LengthBuckets)
+	if cfg.LengthBuckets == 0 {
+		stratum = make([]int, n)
+	}
+	evalAt := make([][]int, nStrata)
+	for p, i := range eval {
+		evalAt[stratum[i]] = append(evalAt[stratum[i]], p)
+	}
 	steps := cfg.Steps
 	if steps == 0 {
 		steps = 20 * n
@@ -62,7 +87,12 @@ func TMCD(ix *structure.Index, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stde
 			cur = cd.current()
 			bar.SetExtra(fmt.Sprintf("D_C %.3f", cur))
 		}
-		ti, ei := rng.IntN(len(train)), rng.IntN(len(eval))
+		ti := rng.IntN(len(train))
+		at := evalAt[stratum[train[ti]]]
+		if len(at) == 0 {
+			continue
+		}
+		ei := at[rng.IntN(len(at))]
 		i, j := train[ti], eval[ei]
 		if !keepsAtoms(atoms[i], atoms[j], ta) {
 			continue

@@ -119,6 +119,8 @@ type Example struct {
 type Index struct {
 	// MaxSize is the compound size used (AutoMaxSize's choice for 0).
 	MaxSize int
+	// Keep is how many compounds were kept by total weight (0: all).
+	Keep int
 	// Atoms maps atom id to its label.
 	Atoms []string
 	// Compounds maps compound id to its canonical text (see compoundText).
@@ -216,6 +218,7 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	bar.Finish()
 	if cfg.Keep > 0 && cfg.Keep < len(ix.Compounds) {
 		ix.keepHeaviest(cfg.Keep)
+		ix.Keep = cfg.Keep
 	}
 	return ix, nil
 }
