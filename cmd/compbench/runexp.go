@@ -90,6 +90,11 @@ of every model on that device.`, stderr)
 		if err := tf.apply(fs, &cfgs[i]); err != nil {
 			return err
 		}
+		// Weights too large for the machine are refused before DIR is
+		// made; the data's vocabulary and lengths are checked below.
+		if err := checkMemory("run", weightsPart(cfgs[i].Model, 0, 0, true)); err != nil {
+			return err
+		}
 	}
 	blas.Use()
 	// One backend for every stage, so the whole experiment runs on it.
@@ -124,6 +129,11 @@ of every model on that device.`, stderr)
 	ft, err := read("finetune.jsonl")
 	if err != nil && *ftSteps > 0 {
 		return err
+	}
+	for _, cfg := range cfgs {
+		if err := checkTrainData(cfg, filepath.Join(dataDir, "train.jsonl"), trainRecs, filepath.Join(dataDir, "valid.jsonl"), dev); err != nil {
+			return err
+		}
 	}
 	var table bytes.Buffer
 	fmt.Fprintf(&table, "| model | steps | dev EM | test EM zero-shot | test EM few-shot | time |\n|---|---|---|---|---|---|\n")
