@@ -328,6 +328,9 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			best := true
 			if len(devEx) > 0 {
 				dl, em, err := Evaluate(ctx, eval, vocab, o.Dev, devEx, &cfg)
+				if err != nil && ctx.Err() != nil {
+					return nil, fmt.Errorf("interrupted at step %d (dev evaluation); last checkpoint: %s: %w", step, lastGood, ctx.Err())
+				}
 				if err != nil {
 					return nil, fmt.Errorf("step %d: dev: %w", step, err)
 				}

@@ -50,7 +50,7 @@ func TestTrainResumeChecks(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			run := filepath.Join(dir, "run"+string(rune('a'+i)))
-			if _, errs, code := runCLI(t, append(append([]string{"train", "--train", data, "--out", run, "--steps", "4"}, tiny...))...); code != 0 {
+			if _, errs, code := runCLI(t, append([]string{"train", "--train", data, "--out", run, "--steps", "4"}, tiny...)...); code != 0 {
 				t.Fatalf("first run: exit %d: %s", code, errs)
 			}
 			if c.corrupt != nil {
