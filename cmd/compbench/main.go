@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if c, ok := commands[args[1]]; ok {
 				return showHelp(c.run(ctx, []string{"--help"}, stdout, stderr), stdout)
 			}
-			return usagef("no command %q (the list follows 'compbench help')", args[1])
+			return usagef("unknown command %q", args[1])
 		}
 		printHelp(stdout)
 		return nil

@@ -27,6 +27,7 @@ func TestDispatch(t *testing.T) {
 	}{
 		{"no command", nil, 2, "compbench: no command given; see compbench help\n", ""},
 		{"unknown command", []string{"frobnicate"}, 2, `compbench: unknown command "frobnicate"; see compbench help` + "\n", ""},
+		{"help for an unknown command", []string{"help", "frobnicate"}, 2, `compbench: unknown command "frobnicate"; see compbench help` + "\n", ""},
 		{"help", []string{"help"}, 0, "", "usage: compbench COMMAND"},
 		{"--help", []string{"--help"}, 0, "", "commands:"},
 	}
