@@ -116,6 +116,11 @@ type resumePoint struct {
 // and the step recorded in each checkpoint file. It writes nothing.
 func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 	cfgPath := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
+		// config.json is written last when a run starts: without it
+		// there is no run to continue.
+		return nil, fmt.Errorf("%s holds no run to resume (no %s): start one without --resume (with --force if the folder holds leftovers)", dir, ConfigFile)
+	}
 	var saved Config
 	if err := readJSONStrict(cfgPath, &saved); err != nil {
 		return nil, err

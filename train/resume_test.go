@@ -306,3 +306,41 @@ func TestResumeDataChange(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadConfigStrict: a config file is one JSON object with known keys,
+// nothing after it.
+func TestLoadConfigStrict(t *testing.T) {
+	cases := []struct {
+		name, text, want string // want "": accepted
+	}{
+		{"object", `{"steps": 5}`, ""},
+		{"trailing space", "{\"steps\": 5}\n\n", ""},
+		{"trailing garbage", `{"steps": 5} x`, "after the JSON object"},
+		{"second object", `{"steps": 5}{"steps": 6}`, "after the JSON object"},
+		{"unknown key", `{"stepz": 5}`, `unknown field "stepz"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "cfg.json")
+			os.WriteFile(p, []byte(c.text), 0o644)
+			cfg, err := LoadConfig(p, DefaultConfig())
+			switch {
+			case c.want == "" && (err != nil || cfg.Steps != 5):
+				t.Errorf("got %v, steps %d", err, cfg.Steps)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestResumeWithoutRun: a folder without config.json (a start killed
+// before it was written) holds no run to resume, and says how to start.
+func TestResumeWithoutRun(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, VocabFile), []byte("{}"), 0o644)
+	_, err := Train(context.Background(), tinyConfig("transformer"), Options{Dir: dir, Train: tinyData(), Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "holds no run to resume") || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("got %v", err)
+	}
+}
