@@ -32,7 +32,11 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, oneLine(ue.line()))
+		line := ue.line()
+		if err != error(ue) { // wrapped: the context around it matters more
+			line = "compbench: " + err.Error()
+		}
+		fmt.Fprintln(stderr, oneLine(line))
 		return 2
 	}
 	fmt.Fprintf(stderr, "compbench: %s\n", oneLine(err.Error()))

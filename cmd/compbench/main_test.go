@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -95,6 +96,11 @@ func TestErrorsAreOneLine(t *testing.T) {
 	code := exitCode(usagef("bad\nflag"), &b)
 	if code != 2 || strings.Count(b.String(), "\n") != 1 {
 		t.Fatalf("code %d, message %q", code, b.String())
+	}
+	b.Reset()
+	code = exitCode(fmt.Errorf("run: generate: %w", usagef("gen: bad")), &b)
+	if code != 2 || b.String() != "compbench: run: generate: gen: bad\n" {
+		t.Fatalf("wrapped: code %d, message %q", code, b.String())
 	}
 }
 
