@@ -68,7 +68,8 @@ The grammar and nls methods take flags of their own: see
 	evalCands := fs.Int("eval-candidates", mdef.EvalCandidates, "mcd: candidates per addition to dev/test (0: --candidates)")
 	removeEvery := fs.Int("remove-every", mdef.RemoveEvery, "mcd: try a removal every this many additions (0: never)")
 	steps := fs.Int("steps", 0, "tmcd: swaps tried (0: 20 per example)")
-	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: keep each side's output lengths at the pool's over this many length strata (0: off)")
+	lenRatio := fs.Float64("max-length-ratio", mdef.MaxLengthRatio, "mcd, tmcd: keep mean test output length within [1/R, R] times train's (0: off)")
+	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: also keep each side's output lengths at the pool's over this many length strata (0: off)")
 	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
 	scores := fs.String("scores", "", "likelihood: JSONL of {\"id\",\"score\"}, higher = more likely")
 	buckets := fs.Int("len-buckets", 0, "likelihood: control for length with this many quantile buckets")
@@ -178,14 +179,14 @@ The grammar and nls methods take flags of their own: see
 	case "mcd":
 		cfg := mdef
 		cfg.MaxAtomDiv, cfg.TargetDiv, cfg.Candidates, cfg.EvalCandidates, cfg.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
-		cfg.LengthBuckets = *lenBuckets
+		cfg.LengthBuckets, cfg.MaxLengthRatio = *lenBuckets, *lenRatio
 		if err := cfg.Validate(); err != nil {
 			return usagef("split: %v", err)
 		}
 		params.Method = cfg
 		a, err = split.MCD(ix, split.OutputLengths(pool), cfg, sizes, rng, stderr)
 	case "tmcd":
-		cfg := split.TMCDConfig{Steps: *steps, LengthBuckets: *lenBuckets}
+		cfg := split.TMCDConfig{Steps: *steps, LengthBuckets: *lenBuckets, MaxLengthRatio: *lenRatio}
 		params.Method = cfg
 		a, err = split.TMCD(ix, split.OutputLengths(pool), cfg, sizes, rng, stderr)
 	case "likelihood":

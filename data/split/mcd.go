@@ -34,15 +34,19 @@ type MCDConfig struct {
 	// Divisions is how many random divisions of the evaluation side into
 	// dev and test are tried (see divide).
 	Divisions int `json:"divisions"`
+	// MaxLengthRatio, when positive, bounds the ratio of mean output
+	// lengths between the evaluation side and train to [1/r, r]: a state
+	// outside the band scores as one outside the atom bound (see score).
+	MaxLengthRatio float64 `json:"max_length_ratio"`
 	// LengthBuckets, when positive, keeps each side's output-length
 	// distribution at the pool's by drawing candidates from that many
-	// length strata (see MCD); 0 leaves length free.
+	// length strata (see MCD); 0 leaves the distribution free.
 	LengthBuckets int `json:"length_buckets"`
 }
 
 // DefaultMCDConfig holds the paper's atom bound and compbench's search sizes.
 func DefaultMCDConfig() MCDConfig {
-	return MCDConfig{MaxAtomDiv: 0.02, Candidates: 300, RemoveEvery: 2, RemoveCandidates: 100, Divisions: 20, LengthBuckets: 10}
+	return MCDConfig{MaxAtomDiv: 0.02, Candidates: 300, RemoveEvery: 2, RemoveCandidates: 100, Divisions: 20, MaxLengthRatio: 1.5}
 }
 
 // DefaultMCDSizes are Keysers et al.'s: train 40% and validation plus test
@@ -60,6 +64,8 @@ func (c MCDConfig) Validate() error {
 		return fmt.Errorf("max atom divergence %v: want (0, 1)", c.MaxAtomDiv)
 	case c.RemoveEvery == 1:
 		return fmt.Errorf("remove-every 1 could undo every addition: want 0 (never) or >= 2")
+	case c.MaxLengthRatio != 0 && c.MaxLengthRatio < 1:
+		return fmt.Errorf("max length ratio %v: want 0 (off) or >= 1", c.MaxLengthRatio)
 	case c.TargetDiv < 0 || c.TargetDiv > 1:
 		return fmt.Errorf("target divergence %v: want [0, 1]", c.TargetDiv)
 	case c.Candidates < 0 || c.EvalCandidates < 0 || c.RemoveEvery < 0 || c.RemoveCandidates < 0 || c.Divisions < 0 || c.LengthBuckets < 0:
@@ -68,9 +74,11 @@ func (c MCDConfig) Validate() error {
 	return nil
 }
 
-// score orders states: any state within the atom bound beats any state
-// outside it; within the bound, higher (or closer to target) compound
-// divergence wins; outside it, lower atom divergence wins.
+// score orders states: any state within the atom bound (and the length
+// band, when set) beats any state outside; within, higher (or closer to
+// target) compound divergence wins; outside, the smaller violation wins:
+// D_A beyond the bound plus the length ratio's log distance outside the
+// band.
 type score struct {
 	ok  bool
 	val float64
@@ -83,14 +91,62 @@ func (s score) better(t score) bool {
 	return s.val > t.val
 }
 
-func (c MCDConfig) score(dc, da float64) score {
-	if da > c.MaxAtomDiv {
-		return score{false, -da}
+func (c MCDConfig) score(dc, da float64) score { return c.scoreLen(dc, da, 1) }
+
+// scoreLen scores a state whose evaluation side's mean output length is
+// ratio times train's.
+func (c MCDConfig) scoreLen(dc, da, ratio float64) score {
+	excess := 0.0
+	if r := c.MaxLengthRatio; r > 0 && ratio > 0 {
+		excess = max(0, math.Abs(math.Log(ratio))-math.Log(r))
+	}
+	if da > c.MaxAtomDiv || excess > 0 {
+		return score{false, -max(0, da-c.MaxAtomDiv) - excess}
 	}
 	if c.TargetDiv > 0 {
 		return score{true, -math.Abs(dc - c.TargetDiv)}
 	}
 	return score{true, dc}
+}
+
+// lengths keeps each side's summed output length, to score the length
+// ratio of a move in O(1).
+type lengthSums struct {
+	of     []int      // output length per example (nil: no band)
+	sum, n [2]float64 // train, evaluation
+}
+
+func (l *lengthSums) apply(i int, test bool, sign float64) {
+	if l.of == nil {
+		return
+	}
+	s := 0
+	if test {
+		s = 1
+	}
+	l.sum[s] += sign * float64(l.of[i])
+	l.n[s] += sign
+}
+
+// ratio is the evaluation side's mean length over train's after moving i
+// (sign 1 in, -1 out, 0 no move); 1 when a side is empty or there is no band.
+func (l *lengthSums) ratio(i int, test bool, sign float64) float64 {
+	if l.of == nil {
+		return 1
+	}
+	sum, n := l.sum, l.n
+	if sign != 0 {
+		s := 0
+		if test {
+			s = 1
+		}
+		sum[s] += sign * float64(l.of[i])
+		n[s] += sign
+	}
+	if n[0] <= 0 || n[1] <= 0 || sum[0] <= 0 {
+		return 1
+	}
+	return (sum[1] / n[1]) / (sum[0] / n[0])
 }
 
 // MCD builds a maximum compound divergence split by Keysers et al.'s greedy
@@ -107,14 +163,18 @@ func (c MCDConfig) score(dc, da float64) score {
 // and test at random, keeping the best of Divisions random divisions (see
 // divide), since a random half can drift past the atom bound.
 //
-// lengths holds each example's output length. With LengthBuckets set, the
-// pool is cut into that many length strata (lengthStrata) and each addition
-// draws its candidates from the stratum its side holds least of relative to
-// the pool, so train and the evaluation side keep the pool's length
-// distribution: a greedy left free fills test with whichever lengths carry
-// the most (or fewest) compounds, a length split in disguise. The paper does
-// not constrain length; this is compbench's addition, off with
-// LengthBuckets 0 (lengths may then be nil).
+// lengths holds each example's output length. A greedy left free fills
+// test with whichever lengths carry the most (or fewest) compounds, a
+// length split in disguise (on generated SCAN the test outputs come out
+// twice as long as train's). With MaxLengthRatio r set (the default 1.5),
+// a move that takes the evaluation side's mean output length outside
+// [1/r, r] times train's scores as a bound violation, like D_A past
+// MaxAtomDiv. With LengthBuckets set, the pool is also cut into that many
+// length strata (lengthStrata) and each addition draws its candidates from
+// the stratum its side holds least of relative to the pool, so both sides
+// keep the pool's length distribution (a stricter control that costs more
+// divergence). The paper constrains neither; both are compbench's
+// additions, off with 0 (lengths may then be nil).
 func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
 	if err := cfg.Validate(); err != nil {
 		return Assignment{}, err
@@ -124,8 +184,12 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 	if err != nil {
 		return Assignment{}, err
 	}
-	if cfg.LengthBuckets > 0 && len(lengths) != n {
+	if (cfg.LengthBuckets > 0 || cfg.MaxLengthRatio > 0) && len(lengths) != n {
 		return Assignment{}, fmt.Errorf("mcd: %d lengths for %d examples", len(lengths), n)
+	}
+	ls := &lengthSums{}
+	if cfg.MaxLengthRatio > 0 {
+		ls.of = lengths
 	}
 	nEval := nDev + nTest
 	atoms, comps := exampleVectors(ix)
@@ -156,6 +220,7 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 		if from >= nStrata {
 			cd.apply(comps[i], from == lEval, -1)
 			ad.apply(atoms[i], from == lEval, -1)
+			ls.apply(i, from == lEval, -1)
 			held[from-nStrata][stratum[i]]--
 		}
 		if to < nStrata {
@@ -167,6 +232,7 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 		if to >= nStrata {
 			cd.apply(comps[i], to == lEval, 1)
 			ad.apply(atoms[i], to == lEval, 1)
+			ls.apply(i, to == lEval, 1)
 			held[to-nStrata][stratum[i]]++
 		}
 	}
@@ -191,7 +257,7 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 	move(lists[next(0)][0], lTrain) // random first pick: each free list is in random order
 	bar.Add(1)
 	adds := 1
-	sc := newScorer(cfg, comps, atoms, cd, ad)
+	sc := newScorer(cfg, comps, atoms, cd, ad, ls)
 	for len(lists[lTrain]) < nTrain || len(lists[lEval]) < nEval {
 		toEval := len(lists[lTrain]) >= nTrain ||
 			(len(lists[lEval]) < nEval && float64(len(lists[lEval]))/float64(nEval) < float64(len(lists[lTrain]))/float64(nTrain))
@@ -216,7 +282,7 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 			}
 		}
 	}
-	return divide(cfg, lists[lTrain], lists[lEval], nDev, atoms, comps, ad, cd, rng), nil
+	return divide(cfg, lists[lTrain], lists[lEval], nDev, atoms, comps, ad, cd, ls, rng), nil
 }
 
 // lengthStrata cuts examples into at most k strata of nearly equal size by
@@ -265,12 +331,13 @@ type scorer struct {
 	cfg          MCDConfig
 	comps, atoms [][]structure.Entry
 	cd, ad       *pairDiv
+	ls           *lengthSums
 	scores       []score
 	workers      int
 }
 
-func newScorer(cfg MCDConfig, comps, atoms [][]structure.Entry, cd, ad *pairDiv) *scorer {
-	return &scorer{cfg: cfg, comps: comps, atoms: atoms, cd: cd, ad: ad, workers: scorerWorkers()}
+func newScorer(cfg MCDConfig, comps, atoms [][]structure.Entry, cd, ad *pairDiv, ls *lengthSums) *scorer {
+	return &scorer{cfg: cfg, comps: comps, atoms: atoms, cd: cd, ad: ad, ls: ls, workers: scorerWorkers()}
 }
 
 // scorerWorkers is how many goroutines score candidates (tests vary it).
@@ -286,7 +353,7 @@ func (s *scorer) eval(cands []int, test []bool, sign float64) []score {
 	one := func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			i := cands[c]
-			s.scores[c] = s.cfg.score(s.cd.what(s.comps[i], test[c], sign), s.ad.what(s.atoms[i], test[c], sign))
+			s.scores[c] = s.cfg.scoreLen(s.cd.what(s.comps[i], test[c], sign), s.ad.what(s.atoms[i], test[c], sign), s.ls.ratio(i, test[c], sign))
 		}
 	}
 	w := min(s.workers, len(cands)/32)
@@ -334,7 +401,7 @@ const (
 // random divisions it keeps the first that scores best on train against
 // test. ad and cd hold train against the whole evaluation side; their train
 // halves are reused.
-func divide(cfg MCDConfig, train, eval []int, nDev int, atoms, comps [][]structure.Entry, ad, cd *pairDiv, rng *rand.Rand) Assignment {
+func divide(cfg MCDConfig, train, eval []int, nDev int, atoms, comps [][]structure.Entry, ad, cd *pairDiv, ls *lengthSums, rng *rand.Rand) Assignment {
 	if nDev == 0 {
 		return finish(train, eval, 0, rng)
 	}
@@ -344,13 +411,16 @@ func divide(cfg MCDConfig, train, eval []int, nDev int, atoms, comps [][]structu
 		a := finish(train, eval, nDev, rng)
 		tc := newPairDiv(len(cd.a), cd.alpha)
 		ta := newPairDiv(len(ad.a), ad.alpha)
+		tl := &lengthSums{of: ls.of, sum: ls.sum, n: ls.n}
+		tl.sum[1], tl.n[1] = 0, 0
 		tc.adopt(cd)
 		ta.adopt(ad)
 		for _, i := range a.Test {
 			tc.apply(comps[i], true, 1)
 			ta.apply(atoms[i], true, 1)
+			tl.apply(i, true, 1)
 		}
-		if s := cfg.score(tc.current(), ta.current()); d == 0 || s.better(bestScore) {
+		if s := cfg.scoreLen(tc.current(), ta.current(), tl.ratio(0, false, 0)); d == 0 || s.better(bestScore) {
 			best, bestScore = a, s
 		}
 	}
@@ -375,7 +445,7 @@ func bestRemoval(cfg MCDConfig, sc *scorer, train, eval []int, rng *rand.Rand) i
 		}
 	}
 	scores := sc.eval(cands, test, -1)
-	best, bestScore := -1, cfg.score(sc.cd.current(), sc.ad.current())
+	best, bestScore := -1, cfg.scoreLen(sc.cd.current(), sc.ad.current(), sc.ls.ratio(0, false, 0))
 	for c := range cands {
 		if scores[c].better(bestScore) {
 			best, bestScore = cands[c], scores[c]

@@ -110,7 +110,7 @@ func TestMCDLengthStrata(t *testing.T) {
 	ix := index(t, pool)
 	lens := OutputLengths(pool)
 	cfg := DefaultMCDConfig()
-	cfg.Candidates, cfg.RemoveEvery, cfg.MaxAtomDiv = 100, 4, 0.05
+	cfg.Candidates, cfg.RemoveEvery, cfg.MaxAtomDiv, cfg.LengthBuckets = 100, 4, 0.05, 10
 	old := scorerWorkers
 	defer func() { scorerWorkers = old }()
 	scorerWorkers = func() int { return 3 }
@@ -144,5 +144,40 @@ func TestMCDLengthStrata(t *testing.T) {
 	}
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("one scoring worker gives another split")
+	}
+}
+
+// TestMCDLengthBand: the default band keeps the test/train output length
+// ratio within [1/1.5, 1.5] where the free greedy leaves it; a band of 1.1
+// holds too.
+func TestMCDLengthBand(t *testing.T) {
+	pool := scanSample(1200, 5)
+	ix := index(t, pool)
+	lens := OutputLengths(pool)
+	out := func(r *data.Record) string { return r.Output }
+	for _, r := range []float64{1.5, 1.1} {
+		cfg := DefaultMCDConfig()
+		cfg.Candidates, cfg.RemoveEvery, cfg.MaxAtomDiv, cfg.MaxLengthRatio = 100, 4, 0.05, r
+		a, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(3), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lengthRatio(pool, a, out); got > r || got < 1/r {
+			t.Errorf("band %v: output length ratio %.3f", r, got)
+		}
+	}
+}
+
+func TestMCDScoreLength(t *testing.T) {
+	c := MCDConfig{MaxAtomDiv: 0.02, MaxLengthRatio: 1.5}
+	in, out := c.scoreLen(0.3, 0.01, 1.4), c.scoreLen(0.9, 0.01, 1.6)
+	if !in.better(out) {
+		t.Errorf("in-band %+v does not beat out-of-band %+v", in, out)
+	}
+	if near, far := c.scoreLen(0.1, 0.01, 1.6), c.scoreLen(0.9, 0.01, 2); !near.better(far) {
+		t.Errorf("out of band: nearer %+v does not beat farther %+v", near, far)
+	}
+	if short := c.scoreLen(0.5, 0.01, 1/1.6); short.ok {
+		t.Errorf("ratio 1/1.6 is inside the band: %+v", short)
 	}
 }

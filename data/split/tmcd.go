@@ -3,6 +3,7 @@ package split
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 
 	"compbench/data/structure"
@@ -13,14 +14,18 @@ import (
 type TMCDConfig struct {
 	// Steps is the number of swaps tried; 0 means 20 per pool example.
 	Steps int `json:"steps"`
+	// MaxLengthRatio, when positive, refuses swaps that take the evaluation
+	// side's mean output length outside [1/r, r] times train's, as MCD's
+	// band does; 0 leaves it free.
+	MaxLengthRatio float64 `json:"max_length_ratio"`
 	// LengthBuckets, when positive, only swaps examples of the same output
 	// length stratum (see lengthStrata), so the random start's length
 	// distribution on each side survives the search; 0 swaps freely.
 	LengthBuckets int `json:"length_buckets"`
 }
 
-// DefaultTMCDConfig swaps within 10 length strata, as MCD draws from them.
-func DefaultTMCDConfig() TMCDConfig { return TMCDConfig{LengthBuckets: 10} }
+// DefaultTMCDConfig keeps MCD's default length band.
+func DefaultTMCDConfig() TMCDConfig { return TMCDConfig{MaxLengthRatio: 1.5} }
 
 // TMCD starts from a random split, balances atoms (every evaluation atom
 // occurs in train), then tries Steps random train/evaluation swaps, keeping
@@ -29,20 +34,22 @@ func DefaultTMCDConfig() TMCDConfig { return TMCDConfig{LengthBuckets: 10} }
 // its weighted compounds (structure.Build, the same selection as mcd) as the
 // divergence, the same as the mcd method and the statistics. Shaw et al.'s
 // swaps drift toward short test examples, which carry the fewest compounds;
-// with LengthBuckets set, a swap pairs a random training example with a
-// random evaluation example of the same length stratum (lengths: output
-// lengths, nil when LengthBuckets is 0), which keeps both sides' length
-// distributions. This is compbench's addition to the algorithm.
+// with MaxLengthRatio set, a swap must also leave the evaluation side's mean
+// output length within [1/r, r] times train's, and with LengthBuckets set, a
+// swap pairs a random training example with a random evaluation example of
+// the same length stratum, which keeps both sides' length distributions
+// (lengths: output lengths, nil when both are 0). These are compbench's
+// additions to the algorithm.
 func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
-	if cfg.Steps < 0 || cfg.LengthBuckets < 0 {
-		return Assignment{}, fmt.Errorf("tmcd: steps %d and length buckets %d must be >= 0", cfg.Steps, cfg.LengthBuckets)
+	if cfg.Steps < 0 || cfg.LengthBuckets < 0 || cfg.MaxLengthRatio < 0 || (cfg.MaxLengthRatio > 0 && cfg.MaxLengthRatio < 1) {
+		return Assignment{}, fmt.Errorf("tmcd: steps %d and length buckets %d must be >= 0, max length ratio %v 0 or >= 1", cfg.Steps, cfg.LengthBuckets, cfg.MaxLengthRatio)
 	}
 	n := len(ix.Examples)
 	nTrain, nDev, nTest, err := sizes.counts(n)
 	if err != nil {
 		return Assignment{}, err
 	}
-	if cfg.LengthBuckets > 0 && len(lengths) != n {
+	if (cfg.LengthBuckets > 0 || cfg.MaxLengthRatio > 0) && len(lengths) != n {
 		return Assignment{}, fmt.Errorf("tmcd: %d lengths for %d examples", len(lengths), n)
 	}
 	perm := rng.Perm(n)
@@ -73,6 +80,20 @@ func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *
 	for p, i := range eval {
 		evalAt[stratum[i]] = append(evalAt[stratum[i]], p)
 	}
+	ls := &lengthSums{}
+	if cfg.MaxLengthRatio > 0 {
+		ls.of = lengths
+		for _, i := range train {
+			ls.apply(i, false, 1)
+		}
+		for _, i := range eval {
+			ls.apply(i, true, 1)
+		}
+	}
+	inBand := func() bool {
+		r := ls.ratio(0, false, 0)
+		return cfg.MaxLengthRatio == 0 || math.Abs(math.Log(r)) <= math.Log(cfg.MaxLengthRatio)
+	}
 	steps := cfg.Steps
 	if steps == 0 {
 		steps = 20 * n
@@ -97,6 +118,20 @@ func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *
 		if !keepsAtoms(atoms[i], atoms[j], ta) {
 			continue
 		}
+		if ls.of != nil {
+			was := inBand()
+			ls.apply(i, false, -1)
+			ls.apply(j, true, -1)
+			ls.apply(i, true, 1)
+			ls.apply(j, false, 1)
+			if was && !inBand() {
+				ls.apply(i, true, -1)
+				ls.apply(j, false, -1)
+				ls.apply(i, false, 1)
+				ls.apply(j, true, 1)
+				continue
+			}
+		}
 		cd.apply(comps[i], false, -1)
 		cd.apply(comps[j], true, -1)
 		cd.apply(comps[i], true, 1)
@@ -116,6 +151,12 @@ func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *
 		cd.apply(comps[j], false, -1)
 		cd.apply(comps[i], false, 1)
 		cd.apply(comps[j], true, 1)
+		if ls.of != nil {
+			ls.apply(i, true, -1)
+			ls.apply(j, false, -1)
+			ls.apply(i, false, 1)
+			ls.apply(j, true, 1)
+		}
 	}
 	return finish(train, eval, nDev, rng), nil
 }

@@ -145,13 +145,27 @@ type flat struct {
 // compound G weighs 1 - max over strict supergraphs G' of P(G' | G), where
 // P(G' | G) is the fraction of G's occurrences in the whole pool that lie
 // inside some occurrence of G'; the weight of G in a tree is the largest
-// weight of its occurrences there. Supergraphs range over the enumerated
-// compounds, so compounds of exactly MaxSize nodes always weigh 1. When
-// Keep is set, only the Keep compounds with the largest total weight over
-// the pool remain ("keep only the ones with highest sum of weights", §2.1).
+// weight of its occurrences there. When Keep is set, only the Keep
+// compounds with the largest total weight over the pool remain ("keep only
+// the ones with highest sum of weights", §2.1).
 //
+// The supergraphs of an occurrence g are the compounds one node larger
+// that contain it: g plus its top node's parent, or plus a child of one of
+// its nodes (its minimal strict supergraphs, within MaxSize, so compounds
+// of exactly MaxSize nodes weigh 1). This is compbench's reading of "the
+// maximum over supergraphs" made practical. Any occurrence h of a larger
+// supergraph G'' around g holds a one-node extension of g; when G occurs in
+// G'' only once, the same one for every such g, so P(G''|G) <= P(G1|G) for
+// that one-node supergraph G1 and the maximum is unchanged. It can differ
+// only where a supergraph holds G at two places (r(a(b), a(b)) for a(b)),
+// and listing every superset of every occurrence cost far more than the
+// subtrees themselves on trees of dozens of nodes.
+//
+// Subtrees are hash-consed: a rooted subtree is its top node's label and,
+// per argument slot, the id of the subtree chosen below it (or none), so an
+// occurrence and its one-node extensions are named without building text.
 // Memory stays proportional to the pool and its distinct compounds: the
-// occurrences of a tree are enumerated twice (once to count, once to weigh)
+// subtrees of a tree are enumerated twice (once to count, once to weigh)
 // rather than stored.
 func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, error) {
 	if err := cfg.Validate(); err != nil {
@@ -167,49 +181,53 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	}
 	ix := &Index{MaxSize: cfg.MaxSize, Examples: make([]Example, len(trees))}
 	atomID := map[string]int32{}
-	compID := map[string]int32{}
-	occ := []int{}          // compound id -> occurrences in the pool
-	sup := map[uint64]int{} // (G, G') -> occurrences of G inside some G'
+	tt := newTypeTable(&ix.Atoms)
+	var occ []int32          // compound id -> occurrences in the pool
+	sup := map[uint64]int32{} // (G, G') -> occurrences of G inside some G'
 	bar := progress.New(stderr, "compounds", int64(2*len(trees)))
 	var sc scratch
+	var supers []int32
 	for i, t := range trees {
 		f := flatten(t, atomID, &ix.Atoms)
-		occs := sc.occurrences(&f, cfg.MaxSize, ix.Atoms, compID, &ix.Compounds)
-		for len(occ) < len(ix.Compounds) {
+		sc.subtrees(&f, cfg.MaxSize, tt, true)
+		for len(occ) < len(tt.names) {
 			occ = append(occ, 0)
 		}
-		for j := range occs {
-			occ[occs[j].comp]++
-			for _, g := range occs[j].supers {
-				sup[pairKey(occs[j].comp, g)]++
+		for e := range sc.elems {
+			el := &sc.elems[e]
+			if el.size < 2 {
+				continue
+			}
+			g := tt.comp[el.typ]
+			occ[g]++
+			supers = sc.supers(&f, e, cfg.MaxSize, tt, supers[:0])
+			for _, s := range supers {
+				sup[pairKey(g, tt.comp[s])]++
 			}
 		}
 		ix.Examples[i].Atoms = atomCounts(f.atom)
 		bar.Add(1)
 	}
-	ranked := rankSupers(sup, len(occ))
-	sup = nil
+	ix.Compounds = tt.names
 	w := map[int32]float64{}
 	for i, t := range trees {
 		f := flatten(t, atomID, &ix.Atoms)
-		occs := sc.occurrences(&f, cfg.MaxSize, ix.Atoms, compID, &ix.Compounds)
+		sc.subtrees(&f, cfg.MaxSize, tt, false)
 		clear(w)
-		for _, o := range occs {
-			// The most frequent supergraph of G present around this
-			// occurrence: the first of G's ranked supergraphs among o.supers.
-			sc.stamp++
-			for _, g := range o.supers {
-				sc.seen[g] = sc.stamp
+		for e := range sc.elems {
+			el := &sc.elems[e]
+			if el.size < 2 {
+				continue
 			}
-			best := 0.0
-			for _, r := range ranked[o.comp] {
-				if sc.seen[r.sup] == sc.stamp {
-					best = float64(r.n) / float64(occ[o.comp])
-					break
-				}
+			g := tt.comp[el.typ]
+			best := int32(0) // the most frequent supergraph of G around e
+			supers = sc.supers(&f, e, cfg.MaxSize, tt, supers[:0])
+			for _, s := range supers {
+				best = max(best, sup[pairKey(g, tt.comp[s])])
 			}
-			if cur, ok := w[o.comp]; !ok || 1-best > cur {
-				w[o.comp] = 1 - best
+			wt := 1 - float64(best)/float64(occ[g])
+			if cur, ok := w[g]; !ok || wt > cur {
+				w[g] = wt
 			}
 		}
 		ix.Examples[i].Compounds = sortedEntries(w)
@@ -223,30 +241,258 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	return ix, nil
 }
 
-// supCount is how many occurrences of a compound lie inside some occurrence
-// of the supergraph sup.
-type supCount struct {
-	sup int32
-	n   int32
+// typeTable hash-conses rooted subtrees: a type is a label and, per
+// argument slot, the type below it or none. Types of two or more nodes are
+// compounds, numbered in order of first appearance.
+type typeTable struct {
+	small map[[4]int32]int32 // nodes of up to 3 slots: label, then slots
+	large map[string]int32   // more slots: label and slots as varints
+	size  []int32            // nodes in the type
+	comp  []int32            // compound id, -1 for single nodes
+	names []string           // compound id -> canonical text
+	atom  []int32            // type -> label's atom id
+	slots [][]int32          // type -> slot types (nil for a single node)
+	key   []byte
+	atoms *[]string // atom id -> label, for names
 }
 
-// rankSupers lists each compound's supergraphs, most co-occurring first.
-func rankSupers(sup map[uint64]int, n int) [][]supCount {
-	ranked := make([][]supCount, n)
-	for k, c := range sup {
-		g := int32(k >> 32)
-		ranked[g] = append(ranked[g], supCount{sup: int32(uint32(k)), n: int32(c)})
-	}
-	for _, r := range ranked {
-		slices.SortFunc(r, func(a, b supCount) int {
-			if c := cmp.Compare(b.n, a.n); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.sup, b.sup)
-		})
-	}
-	return ranked
+func newTypeTable(atoms *[]string) *typeTable {
+	return &typeTable{small: map[[4]int32]int32{}, large: map[string]int32{}, atoms: atoms}
 }
+
+// Slot markers in small keys.
+const (
+	slotNone  = -1 // the slot's child is outside the subtree
+	slotUnset = -2 // no such slot
+	leafKey   = -3 // a node with no chosen children, whatever its arity
+)
+
+// intern returns the type of label atom over slots (slotNone for a child
+// outside), adding it when add is set, else -1 when unknown. A node with no
+// chosen child is the same type whatever its arity, as its text is.
+func (tt *typeTable) intern(atom int32, slots []int32, add bool) int32 {
+	open := false
+	for _, s := range slots {
+		open = open || s != slotNone
+	}
+	var id int32
+	var ok bool
+	var sk [4]int32
+	if !open || len(slots) <= 3 {
+		sk = [4]int32{atom, leafKey, leafKey, leafKey}
+		if open {
+			sk[1], sk[2], sk[3] = slotUnset, slotUnset, slotUnset
+			copy(sk[1:], slots)
+		}
+		id, ok = tt.small[sk]
+	} else {
+		tt.key = binary.AppendUvarint(tt.key[:0], uint64(atom))
+		for _, s := range slots {
+			tt.key = binary.AppendUvarint(tt.key, uint64(s+1))
+		}
+		id, ok = tt.large[string(tt.key)]
+	}
+	if ok || !add {
+		if !ok {
+			return -1
+		}
+		return id
+	}
+	id = int32(len(tt.size))
+	if !open || len(slots) <= 3 {
+		tt.small[sk] = id
+	} else {
+		tt.large[string(tt.key)] = id
+	}
+	size := int32(1)
+	var kept []int32
+	if open {
+		kept = append([]int32(nil), slots...)
+		for _, s := range slots {
+			if s >= 0 {
+				size += tt.size[s]
+			}
+		}
+	}
+	tt.size = append(tt.size, size)
+	tt.atom = append(tt.atom, atom)
+	tt.slots = append(tt.slots, kept)
+	if size < 2 {
+		tt.comp = append(tt.comp, -1)
+		return id
+	}
+	tt.comp = append(tt.comp, int32(len(tt.names)))
+	var b strings.Builder
+	tt.text(&b, id, *tt.atoms)
+	tt.names = append(tt.names, b.String())
+	return id
+}
+
+// text writes a type canonically: a node with no chosen children is its
+// label; a node with chosen children is label(slot, ...) listing all of its
+// argument slots, "_" for a child outside the compound, so argument
+// position is part of the compound (TMCD writes FunQL compounds the same
+// way, e.g. most( __ , loc_1 , __ )).
+func (tt *typeTable) text(b *strings.Builder, id int32, atoms []string) {
+	b.WriteString(quoteLabel(atoms[tt.atom[id]]))
+	if tt.slots[id] == nil {
+		return
+	}
+	b.WriteByte('(')
+	for i, s := range tt.slots[id] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s >= 0 {
+			tt.text(b, s, atoms)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	b.WriteByte(')')
+}
+
+// elem is one rooted subtree of a tree: its type, node count, top node,
+// and per argument slot of the top node the elem chosen below (-1: none).
+type elem struct {
+	typ  int32
+	size int32
+	node int32
+	kids []int32
+	// ext lists the types of this subtree plus one node below its top
+	// (filled when size < MaxSize).
+	ext []int32
+}
+
+// scratch holds a tree's subtrees and buffers reused across trees.
+type scratch struct {
+	elems  []elem
+	byNode [][]int32 // node -> its elems, the single node first
+	slots  []int32
+	kidBuf []int32
+	extBuf []int32
+}
+
+// subtrees lists every rooted subtree of f with at most k nodes, children
+// before parents, naming each by its type (adding new types when add is
+// set; on the second pass every type is known) and, below k nodes, the
+// types of its one-node extensions downward.
+func (sc *scratch) subtrees(f *flat, k int, tt *typeTable, add bool) {
+	n := len(f.atom)
+	sc.elems = sc.elems[:0]
+	sc.kidBuf = sc.kidBuf[:0]
+	sc.extBuf = sc.extBuf[:0]
+	for len(sc.byNode) < n {
+		sc.byNode = append(sc.byNode, nil)
+	}
+	for v := n - 1; v >= 0; v-- { // pre-order: children after parents
+		ch := f.children[v]
+		first := int32(len(sc.elems))
+		sc.byNode[v] = sc.byNode[v][:0]
+		// Grow partial choices slot by slot: each is an elem whose kids
+		// beyond the current slot are still -1.
+		start := len(sc.kidBuf)
+		for range ch {
+			sc.kidBuf = append(sc.kidBuf, -1)
+		}
+		sc.elems = append(sc.elems, elem{size: 1, node: int32(v), kids: sc.kidBuf[start:len(sc.kidBuf):len(sc.kidBuf)]})
+		for j, c := range ch {
+			end := int32(len(sc.elems))
+			for p := first; p < end; p++ {
+				for _, ce := range sc.byNode[c] {
+					cs := sc.elems[ce].size
+					if sc.elems[p].size+cs > int32(k) {
+						continue
+					}
+					start := len(sc.kidBuf)
+					sc.kidBuf = append(sc.kidBuf, sc.elems[p].kids...)
+					kids := sc.kidBuf[start:len(sc.kidBuf):len(sc.kidBuf)]
+					kids[j] = ce
+					sc.elems = append(sc.elems, elem{size: sc.elems[p].size + cs, node: int32(v), kids: kids})
+				}
+			}
+		}
+		for e := first; e < int32(len(sc.elems)); e++ {
+			el := &sc.elems[e]
+			sc.slots = sc.slots[:0]
+			for _, ke := range el.kids {
+				if ke < 0 {
+					sc.slots = append(sc.slots, slotNone)
+				} else {
+					sc.slots = append(sc.slots, sc.elems[ke].typ)
+				}
+			}
+			el.typ = tt.intern(f.atom[v], sc.slots, add)
+			if el.typ < 0 {
+				panic("compound unseen on the first pass")
+			}
+			sc.byNode[v] = append(sc.byNode[v], e)
+		}
+		for e := first; e < int32(len(sc.elems)); e++ {
+			if sc.elems[e].size < int32(k) {
+				sc.extend(f, e, tt, add)
+			}
+		}
+	}
+}
+
+// extend fills the one-node downward extensions of elem e: for each slot,
+// the child added as a single node when the slot is empty, or each
+// extension of the elem chosen there.
+func (sc *scratch) extend(f *flat, e int32, tt *typeTable, add bool) {
+	el := &sc.elems[e]
+	v := el.node
+	start := len(sc.extBuf)
+	for j, ke := range el.kids {
+		var alts []int32
+		if ke < 0 {
+			alts = []int32{sc.elems[sc.byNode[f.children[v][j]][0]].typ}
+		} else {
+			alts = sc.elems[ke].ext
+		}
+		for _, a := range alts {
+			sc.slots = sc.slots[:0]
+			for jj, kk := range el.kids {
+				switch {
+				case jj == j:
+					sc.slots = append(sc.slots, a)
+				case kk < 0:
+					sc.slots = append(sc.slots, slotNone)
+				default:
+					sc.slots = append(sc.slots, sc.elems[kk].typ)
+				}
+			}
+			sc.extBuf = append(sc.extBuf, tt.intern(f.atom[v], sc.slots, add))
+		}
+	}
+	el.ext = sc.extBuf[start:len(sc.extBuf):len(sc.extBuf)]
+}
+
+// supers appends to out the distinct compounds one node larger than elem e
+// that contain it (its downward extensions and its top node's parent
+// added), none when e already has k nodes.
+func (sc *scratch) supers(f *flat, e int, k int, tt *typeTable, out []int32) []int32 {
+	el := &sc.elems[e]
+	if el.size >= int32(k) {
+		return out
+	}
+	out = append(out, el.ext...)
+	if p := f.parent[el.node]; p >= 0 {
+		sc.slots = sc.slots[:0]
+		for _, c := range f.children[p] {
+			if c == el.node {
+				sc.slots = append(sc.slots, el.typ)
+			} else {
+				sc.slots = append(sc.slots, slotNone)
+			}
+		}
+		out = append(out, tt.intern(f.atom[p], sc.slots, false))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func pairKey(g, sup int32) uint64 { return uint64(uint32(g))<<32 | uint64(uint32(sup)) }
 
 // keepHeaviest drops all but the n compounds of largest total weight (ties:
 // the smaller canonical text first), renumbering them in their old order.
@@ -290,88 +536,6 @@ func (ix *Index) keepHeaviest(n int) {
 	}
 }
 
-// scratch holds buffers reused across trees.
-type scratch struct {
-	text  strings.Builder
-	key   []byte
-	byTop [][]int32
-	seen  []uint64 // compound id -> the stamp of the last occurrence listing it
-	stamp uint64
-}
-
-// occurrences enumerates the subtrees of f, names each as a compound
-// (adding new compounds to ids and names) and lists, for each, the distinct
-// compounds of the strict supersets among them. A superset's top node is
-// the top node of the subset or one of its ancestors, so only occurrences
-// rooted there are compared.
-func (sc *scratch) occurrences(f *flat, k int, atoms []string, ids map[string]int32, names *[]string) []occurrence {
-	occs := enumerate(f, k)
-	words := (len(f.atom) + 63) / 64
-	bits := make([]uint64, words*len(occs))
-	if cap(sc.byTop) < len(f.atom) {
-		sc.byTop = make([][]int32, len(f.atom))
-	}
-	byTop := sc.byTop[:len(f.atom)]
-	for i := range byTop {
-		byTop[i] = byTop[i][:0]
-	}
-	for j := range occs {
-		b := bits[j*words : (j+1)*words]
-		for _, n := range occs[j].nodes {
-			b[n/64] |= 1 << (n % 64)
-		}
-		top := occs[j].nodes[0] // pre-order: the top node has the smallest index
-		sc.key = compoundKey(sc.key[:0], f, b, top)
-		id, ok := ids[string(sc.key)]
-		if !ok {
-			id = int32(len(*names))
-			ids[string(sc.key)] = id
-			sc.text.Reset()
-			compoundText(&sc.text, f, occs[j].nodes, atoms)
-			*names = append(*names, sc.text.String())
-		}
-		occs[j].comp = id
-		byTop[top] = append(byTop[top], int32(j))
-	}
-	for len(sc.seen) < len(*names) {
-		sc.seen = append(sc.seen, 0)
-	}
-	for j := range occs {
-		sc.stamp++
-		sub := bits[j*words : (j+1)*words]
-		size := len(occs[j].nodes)
-		for a, depth := occs[j].nodes[0], 0; a >= 0 && depth <= k-size; a, depth = f.parent[a], depth+1 {
-			for _, o := range byTop[a] {
-				if len(occs[o].nodes) <= size {
-					continue
-				}
-				sup := bits[int(o)*words : (int(o)+1)*words]
-				in := true
-				for w := range sub {
-					if sub[w]&^sup[w] != 0 {
-						in = false
-						break
-					}
-				}
-				if c := occs[o].comp; in && sc.seen[c] != sc.stamp {
-					sc.seen[c] = sc.stamp
-					occs[j].supers = append(occs[j].supers, c)
-				}
-			}
-		}
-	}
-	return occs
-}
-
-// occurrence is one subtree of one tree.
-type occurrence struct {
-	nodes  []int32 // sorted pre-order node indices
-	comp   int32   // compound id
-	supers []int32 // distinct compound ids of strict supersets within the tree
-}
-
-func pairKey(g, sup int32) uint64 { return uint64(uint32(g))<<32 | uint64(uint32(sup)) }
-
 func flatten(t *data.Tree, atomID map[string]int32, atoms *[]string) flat {
 	var f flat
 	var walk func(t *data.Tree, parent int32)
@@ -395,111 +559,6 @@ func flatten(t *data.Tree, atomID map[string]int32, atoms *[]string) flat {
 	}
 	walk(t, -1)
 	return f
-}
-
-// enumerate lists every subtree of 2..k nodes once: from each top node it
-// grows the set by frontier nodes in a fixed order, never revisiting a
-// frontier node it chose to skip, which yields each set exactly once.
-func enumerate(f *flat, k int) []occurrence {
-	var out []occurrence
-	set := make([]int32, 0, k)
-	var grow func(frontier []int32)
-	grow = func(frontier []int32) {
-		if len(set) >= 2 {
-			nodes := append([]int32(nil), set...)
-			sortInt32(nodes)
-			out = append(out, occurrence{nodes: nodes})
-		}
-		if len(set) == k {
-			return
-		}
-		for i, u := range frontier {
-			next := make([]int32, 0, len(frontier)-i-1+len(f.children[u]))
-			next = append(next, frontier[i+1:]...)
-			next = append(next, f.children[u]...)
-			set = append(set, u)
-			grow(next)
-			set = set[:len(set)-1]
-		}
-	}
-	for v := range f.atom {
-		set = append(set[:0], int32(v))
-		grow(append([]int32(nil), f.children[v]...))
-	}
-	return out
-}
-
-// compoundKey appends a binary form of the subtree in set rooted at n that
-// identifies the compound as compoundText does, but costs no allocation:
-// atom id, then 0 for a node with no chosen children (whatever its arity,
-// as in the text) or the slot count + 1 and per slot whether the child is in
-// the compound.
-func compoundKey(b []byte, f *flat, set []uint64, n int32) []byte {
-	b = binary.AppendUvarint(b, uint64(f.atom[n]))
-	open := false
-	for _, c := range f.children[n] {
-		if set[c/64]&(1<<(c%64)) != 0 {
-			open = true
-			break
-		}
-	}
-	if !open {
-		return append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(f.children[n]))+1)
-	for _, c := range f.children[n] {
-		if set[c/64]&(1<<(c%64)) == 0 {
-			b = append(b, 0)
-			continue
-		}
-		b = append(b, 1)
-		b = compoundKey(b, f, set, c)
-	}
-	return b
-}
-
-// compoundText writes a subtree canonically: a node with no chosen children
-// is its label; a node with chosen children is label(slot, ...) listing all
-// of its argument slots, "_" for a child outside the compound, so argument
-// position is part of the compound (TMCD writes FunQL compounds the same
-// way, e.g. most( __ , loc_1 , __ )).
-func compoundText(b *strings.Builder, f *flat, nodes []int32, atoms []string) {
-	in := func(n int32) bool {
-		for _, x := range nodes {
-			if x == n {
-				return true
-			}
-		}
-		return false
-	}
-	var w func(n int32)
-	w = func(n int32) {
-		b.WriteString(quoteLabel(atoms[f.atom[n]]))
-		open := false
-		for _, c := range f.children[n] {
-			if in(c) {
-				open = true
-				break
-			}
-		}
-		if !open {
-			return
-		}
-		b.WriteByte('(')
-		for i, c := range f.children[n] {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if in(c) {
-				w(c)
-			} else {
-				b.WriteByte('_')
-			}
-		}
-		b.WriteByte(')')
-	}
-	top := nodes[0] // pre-order: the top node has the smallest index
-	w(top)
 }
 
 // quoteLabel quotes a label that could be confused with compound syntax.

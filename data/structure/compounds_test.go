@@ -2,6 +2,8 @@ package structure
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"compbench/data"
@@ -42,7 +44,15 @@ func TestEnumerateCounts(t *testing.T) {
 			ids := map[string]int32{}
 			var atoms []string
 			f := flatten(mustTree(t, tc.tree), ids, &atoms)
-			if got := len(enumerate(&f, tc.k)); got != tc.want {
+			var sc scratch
+			sc.subtrees(&f, tc.k, newTypeTable(&atoms), true)
+			got := 0
+			for _, e := range sc.elems {
+				if e.size >= 2 {
+					got++
+				}
+			}
+			if got != tc.want {
 				t.Errorf("got %d subtrees, want %d", got, tc.want)
 			}
 		})
@@ -320,5 +330,183 @@ func TestKeepHeaviestTies(t *testing.T) {
 				t.Errorf("kept %v, want [a(b)]", ix.Compounds)
 			}
 		})
+	}
+}
+
+// refWeights computes the index by brute force from node sets and texts:
+// every connected node set of 2..k nodes, its one-node supersets, P(G'|G)
+// over the pool, and per tree the largest occurrence weight. It shares no
+// code with Build but the canonical text's rules.
+func refWeights(trees []*data.Tree, k int) []map[string]float64 {
+	type tree struct {
+		label    []string
+		parent   []int
+		children [][]int
+	}
+	flat := func(t *data.Tree) tree {
+		var f tree
+		var walk func(t *data.Tree, p int)
+		walk = func(t *data.Tree, p int) {
+			i := len(f.label)
+			f.label = append(f.label, t.Label)
+			f.parent = append(f.parent, p)
+			f.children = append(f.children, nil)
+			if p >= 0 {
+				f.children[p] = append(f.children[p], i)
+			}
+			for _, c := range t.Children {
+				walk(c, i)
+			}
+		}
+		walk(t, -1)
+		return f
+	}
+	text := func(f tree, set map[int]bool) string {
+		var w func(n int) string
+		w = func(n int) string {
+			s := quoteLabel(f.label[n])
+			open := false
+			for _, c := range f.children[n] {
+				open = open || set[c]
+			}
+			if !open {
+				return s
+			}
+			var parts []string
+			for _, c := range f.children[n] {
+				if set[c] {
+					parts = append(parts, w(c))
+				} else {
+					parts = append(parts, "_")
+				}
+			}
+			return s + "(" + strings.Join(parts, ", ") + ")"
+		}
+		for n := range set {
+			if f.parent[n] < 0 || !set[f.parent[n]] {
+				return w(n)
+			}
+		}
+		return ""
+	}
+	type occ struct {
+		g      string
+		supers map[string]bool
+	}
+	perTree := make([][]occ, len(trees))
+	count := map[string]int{}
+	pair := map[[2]string]int{}
+	for ti, t := range trees {
+		f := flat(t)
+		n := len(f.label)
+		for mask := 1; mask < 1<<n; mask++ {
+			set := map[int]bool{}
+			tops := 0
+			for i := 0; i < n; i++ {
+				if mask&(1<<i) != 0 {
+					set[i] = true
+				}
+			}
+			for i := range set {
+				if f.parent[i] < 0 || !set[f.parent[i]] {
+					tops++
+				}
+			}
+			if tops != 1 || len(set) < 2 || len(set) > k {
+				continue
+			}
+			o := occ{g: text(f, set), supers: map[string]bool{}}
+			if len(set) < k {
+				for u := 0; u < n; u++ {
+					if set[u] {
+						continue
+					}
+					// u joins the set as a child of a member, or as the
+					// parent of its top node.
+					adj := f.parent[u] >= 0 && set[f.parent[u]]
+					for i := range set {
+						if (f.parent[i] < 0 || !set[f.parent[i]]) && f.parent[i] == u {
+							adj = true
+						}
+					}
+					if !adj {
+						continue
+					}
+					set[u] = true
+					o.supers[text(f, set)] = true
+					delete(set, u)
+				}
+			}
+			count[o.g]++
+			for s := range o.supers {
+				pair[[2]string{o.g, s}]++
+			}
+			perTree[ti] = append(perTree[ti], o)
+		}
+	}
+	out := make([]map[string]float64, len(trees))
+	for ti := range trees {
+		out[ti] = map[string]float64{}
+		for _, o := range perTree[ti] {
+			best := 0.0
+			for s := range o.supers {
+				best = math.Max(best, float64(pair[[2]string{o.g, s}])/float64(count[o.g]))
+			}
+			if w, ok := out[ti][o.g]; !ok || 1-best > w {
+				out[ti][o.g] = 1 - best
+			}
+		}
+	}
+	return out
+}
+
+// TestBuildMatchesBruteForce: on random small trees (labels from a few, so
+// compounds recur in many contexts), Build's compounds and weights equal
+// the brute-force reference's for several sizes.
+func TestBuildMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var gen func(depth int) *data.Tree
+	gen = func(depth int) *data.Tree {
+		tr := &data.Tree{Label: string(rune('a' + rng.IntN(3)))}
+		if depth > 0 {
+			for range rng.IntN(4) {
+				tr.Children = append(tr.Children, gen(depth-1))
+			}
+		}
+		return tr
+	}
+	var size func(t *data.Tree) int
+	size = func(t *data.Tree) int {
+		n := 1
+		for _, c := range t.Children {
+			n += size(c)
+		}
+		return n
+	}
+	var trees []*data.Tree
+	for len(trees) < 40 {
+		tr := gen(3)
+		if n := size(tr); n <= 12 {
+			trees = append(trees, tr)
+		}
+	}
+	trees = append(trees, mustTree(t, "r(a(b), a(b))"), mustTree(t, "f(a, g, c, d, e)"), mustTree(t, "f(a(b), g, c, d(e), e)"))
+	for _, k := range []int{2, 3, 5} {
+		ix, err := Build(trees, CompoundConfig{MaxSize: k}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refWeights(trees, k)
+		for e := range trees {
+			got := weights(ix, e)
+			if len(got) != len(want[e]) {
+				t.Fatalf("k %d tree %v: compounds %v, want %v", k, trees[e], got, want[e])
+			}
+			for c, w := range want[e] {
+				if g, ok := got[c]; !ok || math.Abs(g-w) > 1e-12 {
+					t.Errorf("k %d tree %v: %s weighs %v (present %v), want %v", k, trees[e], c, g, ok, w)
+				}
+			}
+		}
 	}
 }
