@@ -154,8 +154,8 @@ type flat struct {
 // its nodes (its minimal strict supergraphs, within MaxSize, so compounds
 // of exactly MaxSize nodes weigh 1). This is compbench's reading of "the
 // maximum over supergraphs" made practical. Any occurrence h of a larger
-// supergraph G'' around g holds a one-node extension of g; when G occurs in
-// G'' only once, the same one for every such g, so P(G''|G) <= P(G1|G) for
+// supergraph G2 around g holds a one-node extension of g; when G occurs in
+// G2 only once, the same one for every such g, so P(G2|G) <= P(G1|G) for
 // that one-node supergraph G1 and the maximum is unchanged. It can differ
 // only where a supergraph holds G at two places (r(a(b), a(b)) for a(b)),
 // and listing every superset of every occurrence cost far more than the
@@ -182,7 +182,7 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	ix := &Index{MaxSize: cfg.MaxSize, Examples: make([]Example, len(trees))}
 	atomID := map[string]int32{}
 	tt := newTypeTable(&ix.Atoms)
-	var occ []int32          // compound id -> occurrences in the pool
+	var occ []int32           // compound id -> occurrences in the pool
 	sup := map[uint64]int32{} // (G, G') -> occurrences of G inside some G'
 	bar := progress.New(stderr, "compounds", int64(2*len(trees)))
 	var sc scratch
