@@ -12,7 +12,7 @@ import (
 // one (a method or a subcommand), for completion. TestCompletion checks
 // that each is accepted.
 var subcommands = map[string][]string{
-	"gen":        {"scan", "robustfill", "scfg"},
+	"gen":        {"scan", "robustfill", "scfg", "scan-original"},
 	"split":      {"random", "length", "template", "mcd", "tmcd", "likelihood", "grammar", "nls"},
 	"cfq":        {"import", "export-split"},
 	"completion": {"bash", "zsh"},

@@ -76,8 +76,11 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(args) > 0 && args[0] == "scfg" {
 		return helpOK(runGenSCFG(ctx, args[1:], stdout, stderr))
 	}
+	if len(args) > 0 && args[0] == "scan-original" {
+		return runGenSCANOriginal(ctx, args[1:], stdout, stderr)
+	}
 	c := defaultGenConfig()
-	fs := newFlags("gen", "gen scan|robustfill [flags] --out DIR   (or: gen scfg --help)", `
+	fs := newFlags("gen", "gen scan|robustfill [flags] --out DIR   (or: gen scfg --help, gen scan-original --help)", `
 Generate a benchmark of Shi et al.: SCAN commands or RobustFill programs for
 one compositional-generalization task. Writes DIR/train.jsonl and
 DIR/valid.jsonl (training distribution), DIR/test.jsonl (test distribution)
