@@ -243,8 +243,10 @@ func OpenRun(dir string, best bool) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, ModelFile)
-	if bp := filepath.Join(dir, BestFile); best {
+	// checkpointPath: a checkpoint committed but not yet installed (its
+	// writer was killed) is the newest; its files are read where they are.
+	path := checkpointPath(dir, ModelFile)
+	if bp := checkpointPath(dir, BestFile); best {
 		if _, err := os.Stat(bp); err == nil {
 			path = bp
 		}

@@ -194,6 +194,14 @@ func TestResumeFinishesPendingCheckpoint(t *testing.T) {
 	os.WriteFile(filepath.Join(part, ModelFile), b, 0o644)
 	os.WriteFile(filepath.Join(part, ".model.safetensors.tmp-123"), []byte("half"), 0o644)
 	os.Mkdir(filepath.Join(part, stagingPrefix+"9"), 0o755)
+	// Readers take the committed checkpoint before it is installed.
+	r, err := OpenRun(part, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.weights != filepath.Join(pd, BestFile) {
+		t.Errorf("OpenRun read %s, want the pending best weights", r.weights)
+	}
 	cfg.Steps = 4
 	train(t, cfg, Options{Dir: part, Resume: true})
 	for _, f := range []string{ModelFile, OptimFile, BestFile, StateFile} {
