@@ -11,7 +11,8 @@ import (
 	"compbench/data/structure"
 )
 
-// TestLengthBuckets pins lengthBuckets to pandas' qcut with integer labels,
+// TestLengthBuckets pins lengthBuckets to pandas' qcut with integer labels
+// and duplicates="drop" (each case was also checked against pandas 1.5.3),
 // worked by hand: edges are the j/k quantiles by linear interpolation at
 // position (n-1)j/k of the sorted lengths, equal edges merge, bins are
 // closed on the right and the lowest edge joins the first bin.
@@ -30,6 +31,9 @@ func TestLengthBuckets(t *testing.T) {
 		{"closed on the right", []float64{1, 2, 3, 4, 5}, 2, []int{0, 0, 0, 1, 1}, 2},
 		// sorted 1 1 2 3 3, positions 0, 4/3, 8/3, 4 -> edges 1, 4/3, 8/3, 3.
 		{"interpolated edges, input order kept", []float64{3, 1, 2, 1, 3}, 3, []int{2, 0, 1, 0, 2}, 3},
+		// Every edge is 4: pandas gives no bin (NaN labels), after which
+		// the reference fills training with the most likely examples, as
+		// one bin holding everything does.
 		{"one length, one bin", []float64{4, 4, 4}, 3, []int{0, 0, 0}, 1},
 		// edges 1, 4, 7, 10: the middle bin is empty.
 		{"more bins than examples", []float64{1, 10}, 3, []int{0, 2}, 3},
