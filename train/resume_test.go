@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"compbench/models"
 	"compbench/safetensors"
 )
 
@@ -151,23 +152,43 @@ func TestResumeInconsistent(t *testing.T) {
 
 // TestResumeBeforeFirstCheckpoint: a run stopped before its first
 // checkpoint resumes from step 0 (config, vocabulary and seed of the run)
-// to the weights of an uninterrupted run.
+// to the weights of an uninterrupted run; a run whose start weights are
+// not the seed's (an Init hook, as --init-encoder) resumes from them.
 func TestResumeBeforeFirstCheckpoint(t *testing.T) {
-	cfg := tinyConfig("transformer")
-	cfg.Steps, cfg.EvalEvery = 6, 3
-	full, part := t.TempDir(), t.TempDir()
-	train(t, cfg, Options{Dir: full})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := Train(ctx, cfg, Options{Dir: part, Train: tinyData(), Dev: tinyData()}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want an interrupted run", err)
+	shift := func(m models.Seq2Seq, _ *models.Vocab) error {
+		p := m.Params()
+		for i := range p.Names {
+			p.Data(i)[0] += 0.25
+		}
+		return nil
 	}
-	if _, err := os.Stat(filepath.Join(part, StateFile)); err == nil {
-		t.Fatal("the interrupted run wrote a checkpoint")
+	cases := []struct {
+		name string
+		init func(models.Seq2Seq, *models.Vocab) error
+	}{
+		{"seed initialisation", nil},
+		{"init hook", shift},
 	}
-	train(t, cfg, Options{Dir: part, Resume: true})
-	for _, f := range []string{ModelFile, OptimFile, BestFile, StateFile} {
-		sameFile(t, filepath.Join(full, f), filepath.Join(part, f))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := tinyConfig("transformer")
+			cfg.Steps, cfg.EvalEvery = 6, 3
+			full, part := t.TempDir(), t.TempDir()
+			train(t, cfg, Options{Dir: full, Init: c.init})
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_, err := Train(ctx, cfg, Options{Dir: part, Train: tinyData(), Dev: tinyData(), Init: c.init})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want an interrupted run", err)
+			}
+			if st, err := os.ReadFile(filepath.Join(part, StateFile)); err == nil && !strings.Contains(string(st), `"step": 0,`) {
+				t.Fatalf("the interrupted run wrote a checkpoint past step 0: %s", st)
+			}
+			train(t, cfg, Options{Dir: part, Resume: true})
+			for _, f := range []string{ModelFile, OptimFile, BestFile, StateFile} {
+				sameFile(t, filepath.Join(full, f), filepath.Join(part, f))
+			}
+		})
 	}
 }
 
