@@ -89,7 +89,3 @@ func flagError(err error) string {
 	}
 	return strings.Replace(strings.Replace(msg, " for flag -", " for flag --", 1), " for -", " for --", 1)
 }
-
-// helpOK hands parseFlags' error back unchanged: a help request travels up
-// to run, which prints it. It remains for the commands that still call it.
-func helpOK(err error) error { return err }

@@ -74,7 +74,7 @@ func (c genConfig) path(f tasks.FileSplit) string {
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// scfg has flags of its own; it is dispatched before gen's flags parse.
 	if len(args) > 0 && args[0] == "scfg" {
-		return helpOK(runGenSCFG(ctx, args[1:], stdout, stderr))
+		return runGenSCFG(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "scan-original" {
 		return runGenSCANOriginal(ctx, args[1:], stdout, stderr)
@@ -97,7 +97,7 @@ Tasks: `+taskNames()+`.`, stderr)
 	fs.BoolVar(&c.Force, "force", c.Force, "replace existing files in the output folder")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if len(pos) != 1 {
 		return usagef("gen: want one domain (scan, robustfill or scfg), got %d arguments", len(pos))
