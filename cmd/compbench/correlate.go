@@ -23,6 +23,9 @@ type corrPoint struct {
 	Y     float64 `json:"y"`
 }
 
+// minCorrPoints is the fewest splits correlate accepts.
+const minCorrPoints = 3
+
 func runCorrelate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("correlate", "correlate (--split DIR ... --pred NAME ... | --points FILE) [flags]",
 		`Pearson correlation across splits between a split-level prediction and the
@@ -85,6 +88,10 @@ divergence). --points reads precomputed {"split","x","y"} lines instead.`, stder
 	for i, p := range pts {
 		xs[i], ys[i] = p.X, p.Y
 	}
+	// With two points r is ±1 whatever the data, so it says nothing.
+	if len(pts) < minCorrPoints {
+		return fmt.Errorf("correlate: %d split(s); a correlation needs at least %d (with 2, Pearson r is always ±1): give more --split folders or --points lines", len(pts), minCorrPoints)
+	}
 	r, err := eval.Pearson(xs, ys)
 	if err != nil {
 		return err
@@ -110,16 +117,17 @@ divergence). --points reads precomputed {"split","x","y"} lines instead.`, stder
 	if *asJSON {
 		return printJSON(stdout, struct {
 			Pearson float64     `json:"pearson"`
+			N       int         `json:"n"`
 			X       string      `json:"x"`
 			Points  []corrPoint `json:"points"`
-		}{r, *x, pts})
+		}{r, len(pts), *x, pts})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "split\t%s\tmean-EM\n", *x)
 	for _, p := range pts {
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\n", p.Split, p.X, p.Y)
 	}
-	fmt.Fprintf(tw, "\nPearson r\t%.4f\n", r)
+	fmt.Fprintf(tw, "\nPearson r\t%.4f\t(n = %d splits)\n", r, len(pts))
 	return tw.Flush()
 }
 
