@@ -24,8 +24,11 @@ Convert between the original SCAN text format ("IN: ... OUT: I_TURN_LEFT
 I_JUMP" lines, as published by Lake & Baroni) and compbench's JSONL records.
 Import parses every command, checks that its OUT sequence is the command's
 translation, and adds parts and the derivation tree; ids are scan-<line>.
-Export writes input and output back as IN/OUT lines: a file imported and
-exported again is byte-identical.`, stderr)
+Import renames the actions to Shi et al.'s names, which compbench uses
+everywhere: I_WALK I_LOOK I_RUN I_JUMP I_TURN_LEFT I_TURN_RIGHT become WALK
+LOOK RUN JUMP LTURN RTURN. Export renames them back and writes input and
+output as IN/OUT lines: a file imported and exported again is
+byte-identical.`, stderr)
 	from := fs.String("from", "", "input format: scan-text or jsonl (required)")
 	to := fs.String("to", "", "output format: jsonl or scan-text (default: the other one)")
 	in := fs.String("in", "", "input file (required)")

@@ -99,3 +99,12 @@ func TestConvertErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertHelpNamesTheRenaming: import changes the action names, which a
+// user comparing files with the published ones must be told.
+func TestConvertHelpNamesTheRenaming(t *testing.T) {
+	out, _, code := runCLI(t, "convert", "--help")
+	if code != 0 || !strings.Contains(out, "I_TURN_LEFT I_TURN_RIGHT become") || !strings.Contains(out, "LTURN RTURN") {
+		t.Fatalf("exit %d, help:\n%s", code, out)
+	}
+}
