@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -88,4 +89,32 @@ func flagError(err error) string {
 		return "flag --" + strings.TrimPrefix(name, "-") + " needs a value"
 	}
 	return strings.Replace(strings.Replace(msg, " for flag -", " for flag --", 1), " for -", " for --", 1)
+}
+
+// unsetFloat is a float flag whose default depends on other settings: it
+// holds -1 until set, and its help shows no "(default -1)", so the usage
+// text states the real defaults once.
+type unsetFloat struct{ p *float64 }
+
+func (f unsetFloat) String() string {
+	if f.p == nil || *f.p < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f unsetFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want a number, got %q", s)
+	}
+	*f.p = v
+	return nil
+}
+
+// optionalFloat defines an unsetFloat flag; it reads -1 when not given.
+func optionalFloat(fs *flag.FlagSet, name, usage string) *float64 {
+	v := -1.0
+	fs.Var(unsetFloat{&v}, name, usage)
+	return &v
 }
