@@ -118,7 +118,7 @@ The grammar and nls methods take flags of their own: see
 	}
 	comp := structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep}
 	if err := comp.Validate(); err != nil {
-		return usagef("split: --max-compound: %v", err)
+		return usagef("split: --max-compound, --keep-compounds: %v", err)
 	}
 	needTrees := method == "mcd" || method == "tmcd" || (method == "likelihood" && *atomC)
 	if needTrees && kind == split.TreeNone {

@@ -31,6 +31,7 @@ over the two files together and labelled so.`, stderr)
 	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
 	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "generic", "pattern anonymizer: generic, scan, none")
+	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -57,9 +58,9 @@ over the two files together and labelled so.`, stderr)
 	if opts.Anonymizer, err = split.ParseAnonymizer(*anon); err != nil {
 		return usagef("stats: --anonymize: %v", err)
 	}
-	opts.Compounds = structure.CompoundConfig{MaxSize: *maxSize}
+	opts.Compounds = structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep}
 	if err := opts.Compounds.Validate(); err != nil {
-		return usagef("stats: --max-compound: %v", err)
+		return usagef("stats: --max-compound, --keep-compounds: %v", err)
 	}
 	opts.Stderr = stderr
 	a, err := split.LoadPool(*train)

@@ -20,19 +20,28 @@ type CompoundConfig struct {
 	// picks it from the data (AutoMaxSize).
 	MaxSize int
 	// Keep, when positive, keeps only the Keep compounds with the largest
-	// weight summed over the pool (Keysers et al. §2.1); 0 keeps them all.
+	// weight summed over the pool (Keysers et al. §2.1); 0 keeps them all;
+	// KeepAuto keeps the heaviest that together hold AutoKeepWeight of the
+	// pool's total compound weight.
 	Keep int
 }
 
+// KeepAuto is the Keep value that chooses the number kept from the data.
+const KeepAuto = -1
+
+// AutoKeepWeight is the share of the pool's total compound weight the
+// compounds KeepAuto keeps hold.
+const AutoKeepWeight = 0.99
+
 // DefaultCompoundConfig chooses the size from the data (MaxSize 0, see
-// AutoMaxSize).
-func DefaultCompoundConfig() CompoundConfig { return CompoundConfig{} }
+// AutoMaxSize) and keeps the heaviest compounds (KeepAuto).
+func DefaultCompoundConfig() CompoundConfig { return CompoundConfig{Keep: KeepAuto} }
 
 // Auto size limits: the largest compound size AutoMaxSize picks, and the
 // subtrees per tree, on average over the pool, it allows.
 const (
-	AutoSizeCap  = 12
-	AutoPerTree  = 96
+	AutoSizeCap  = 10
+	AutoPerTree  = 1000
 	autoSizeLow  = 3
 	subtreeCount = AutoSizeCap + 1
 )
@@ -40,10 +49,16 @@ const (
 // AutoMaxSize is the compound size MaxSize 0 stands for: the largest size up
 // to AutoSizeCap for which the trees hold at most AutoPerTree subtrees of
 // 2..size nodes each on average, and at least 3. Keysers et al. (§2.1)
-// weigh "a large subset of subgraphs" chosen for practicality; a fixed
-// small size misses them on deep, chain-like trees (a SCAN phrase is a chain
-// of 6 rule applications, a whole command up to 15), while bushy trees (CFQ)
-// have too many large subtrees to enumerate.
+// "first generate a large subset of subgraphs, then weight them in context
+// of their occurrence, and keep only the ones with highest sum of weights";
+// the subset here is every subtree up to this size, bounded by what the
+// index can enumerate (each subtree and its one-node extensions are named
+// three times, see Build). A fixed small size misses the compounds that
+// tell examples apart on deep, chain-like trees (a SCAN phrase is a chain of
+// 6 rule applications, a whole command up to 15; commands of Shi et al.'s
+// grammar join up to 10 phrases, where 3-node compounds occur everywhere),
+// while bushy trees (CFQ) have too many large subtrees to enumerate. The
+// cap, 10, is the size that gave original SCAN its highest MCD divergence.
 func AutoMaxSize(trees []*data.Tree) int {
 	var total [subtreeCount]float64 // subtrees of exactly s nodes
 	var walk func(t *data.Tree) [subtreeCount]float64
@@ -93,8 +108,8 @@ func (c CompoundConfig) Validate() error {
 	if c.MaxSize != 0 && (c.MaxSize < 2 || c.MaxSize > MaxCompoundSize) {
 		return fmt.Errorf("compound size %d: want 2 to %d nodes", c.MaxSize, MaxCompoundSize)
 	}
-	if c.Keep < 0 {
-		return fmt.Errorf("compounds kept %d: want >= 0", c.Keep)
+	if c.Keep < KeepAuto {
+		return fmt.Errorf("compounds kept %d: want >= 0, or %d to choose from the data", c.Keep, KeepAuto)
 	}
 	return nil
 }
@@ -184,7 +199,11 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	tt := newTypeTable(&ix.Atoms)
 	var occ []int32           // compound id -> occurrences in the pool
 	sup := map[uint64]int32{} // (G, G') -> occurrences of G inside some G'
-	bar := progress.New(stderr, "compounds", int64(2*len(trees)))
+	passes := 2
+	if cfg.Keep != 0 {
+		passes = 3
+	}
+	bar := progress.New(stderr, "compounds", int64(passes*len(trees)))
 	var sc scratch
 	var supers []int32
 	for i, t := range trees {
@@ -209,10 +228,17 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 		bar.Add(1)
 	}
 	ix.Compounds = tt.names
+	// Pass 2 weighs every occurrence; when compounds are dropped it only
+	// sums their weights, and pass 3 weighs again, keeping the chosen
+	// ones, so memory holds only the kept entries.
+	keep := cfg.Keep != 0
+	var total []float64
+	if keep {
+		total = make([]float64, len(ix.Compounds))
+	}
 	w := map[int32]float64{}
-	for i, t := range trees {
-		f := flatten(t, atomID, &ix.Atoms)
-		sc.subtrees(&f, cfg.MaxSize, tt, false)
+	weigh := func(f *flat) {
+		sc.subtrees(f, cfg.MaxSize, tt, false)
 		clear(w)
 		for e := range sc.elems {
 			el := &sc.elems[e]
@@ -221,7 +247,7 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 			}
 			g := tt.comp[el.typ]
 			best := int32(0) // the most frequent supergraph of G around e
-			supers = sc.supers(&f, e, cfg.MaxSize, tt, supers[:0])
+			supers = sc.supers(f, e, cfg.MaxSize, tt, supers[:0])
 			for _, s := range supers {
 				best = max(best, sup[pairKey(g, tt.comp[s])])
 			}
@@ -230,14 +256,36 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 				w[g] = wt
 			}
 		}
-		ix.Examples[i].Compounds = sortedEntries(w)
+	}
+	for i, t := range trees {
+		f := flatten(t, atomID, &ix.Atoms)
+		weigh(&f)
+		if keep {
+			for g, x := range w {
+				total[g] += x
+			}
+		} else {
+			ix.Examples[i].Compounds = sortedEntries(w)
+		}
 		bar.Add(1)
 	}
-	bar.Finish()
-	if cfg.Keep > 0 && cfg.Keep < len(ix.Compounds) {
-		ix.keepHeaviest(cfg.Keep)
-		ix.Keep = cfg.Keep
+	if keep {
+		remap := ix.keepHeaviest(total, cfg.Keep)
+		for i, t := range trees {
+			f := flatten(t, atomID, &ix.Atoms)
+			weigh(&f)
+			es := make([]Entry, 0, len(w))
+			for g, x := range w {
+				if r := remap[g]; r >= 0 {
+					es = append(es, Entry{ID: r, W: x})
+				}
+			}
+			slices.SortFunc(es, func(a, b Entry) int { return cmp.Compare(a.ID, b.ID) })
+			ix.Examples[i].Compounds = es
+			bar.Add(1)
+		}
 	}
+	bar.Finish()
 	return ix, nil
 }
 
@@ -494,15 +542,13 @@ func (sc *scratch) supers(f *flat, e int, k int, tt *typeTable, out []int32) []i
 
 func pairKey(g, sup int32) uint64 { return uint64(uint32(g))<<32 | uint64(uint32(sup)) }
 
-// keepHeaviest drops all but the n compounds of largest total weight (ties:
-// the smaller canonical text first), renumbering them in their old order.
-func (ix *Index) keepHeaviest(n int) {
-	total := make([]float64, len(ix.Compounds))
-	for _, ex := range ix.Examples {
-		for _, c := range ex.Compounds {
-			total[c.ID] += c.W
-		}
-	}
+// keepHeaviest chooses the compounds to keep from their total weights over
+// the pool: the n heaviest (ties: the smaller canonical text first), or
+// with n = KeepAuto the fewest heaviest that hold AutoKeepWeight of the
+// total weight (and every compound tied with the last one taken). It
+// renames the kept compounds in their old order and returns the old id ->
+// new id map (-1: dropped).
+func (ix *Index) keepHeaviest(total []float64, n int) []int32 {
 	order := make([]int32, len(ix.Compounds))
 	for i := range order {
 		order[i] = int32(i)
@@ -513,7 +559,20 @@ func (ix *Index) keepHeaviest(n int) {
 		}
 		return strings.Compare(ix.Compounds[a], ix.Compounds[b])
 	})
-	kept := order[:n]
+	if n == KeepAuto {
+		all := 0.0
+		for _, x := range total {
+			all += x
+		}
+		acc := 0.0
+		n = 0
+		for n < len(order) && (acc < AutoKeepWeight*all || n > 0 && total[order[n]] == total[order[n-1]]) {
+			acc += total[order[n]]
+			n++
+		}
+	}
+	n = min(n, len(order))
+	kept := append([]int32(nil), order[:n]...)
 	slices.Sort(kept)
 	remap := make([]int32, len(ix.Compounds))
 	for i := range remap {
@@ -525,15 +584,8 @@ func (ix *Index) keepHeaviest(n int) {
 		names[j] = ix.Compounds[id]
 	}
 	ix.Compounds = names
-	for e := range ix.Examples {
-		cs := ix.Examples[e].Compounds[:0]
-		for _, c := range ix.Examples[e].Compounds {
-			if r := remap[c.ID]; r >= 0 {
-				cs = append(cs, Entry{ID: r, W: c.W})
-			}
-		}
-		ix.Examples[e].Compounds = cs
-	}
+	ix.Keep = n
+	return remap
 }
 
 func flatten(t *data.Tree, atomID map[string]int32, atoms *[]string) flat {

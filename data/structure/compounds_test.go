@@ -63,7 +63,7 @@ func TestEnumerateCounts(t *testing.T) {
 // hand: a(b) occurs twice, once inside a(b(c)), so P(a(b(c)) | a(b)) = 0.5.
 func TestWeights(t *testing.T) {
 	trees := []*data.Tree{mustTree(t, "a(b(c))"), mustTree(t, "a(b)"), mustTree(t, "x(b(c))")}
-	ix, err := Build(trees, DefaultCompoundConfig(), nil)
+	ix, err := Build(trees, CompoundConfig{}, nil) // every compound kept
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +171,11 @@ func TestAutoMaxSize(t *testing.T) {
 		tree *data.Tree
 		want int
 	}{
-		// A chain of 15 has 16-s paths of s nodes: sizes 2..12 sum to 99,
-		// over AutoPerTree (96); 2..11 sum to 95.
-		{"chain of 15", chain(15), 11},
+		// A chain of 15 has 16-s paths of s nodes: sizes 2..10 sum to 90.
+		{"chain of 15 takes the cap", chain(15), AutoSizeCap},
+		// A fan of 12: 12 + 66 + 220 + 495 subtrees of 2..5 nodes (793)
+		// fit in AutoPerTree (1000); with 792 of 6 nodes they do not.
+		{"fan of 12 stops at 5", fan(12), 5},
 		{"short chain takes the cap", chain(5), AutoSizeCap},
 		// A fan of 20 has C(20, s-1) subtrees of s nodes: 20 + 190 > 96.
 		{"bushy tree falls back to 3", fan(20), 3},
@@ -506,6 +508,57 @@ func TestBuildMatchesBruteForce(t *testing.T) {
 				if g, ok := got[c]; !ok || math.Abs(g-w) > 1e-12 {
 					t.Errorf("k %d tree %v: %s weighs %v (present %v), want %v", k, trees[e], c, g, ok, w)
 				}
+			}
+		}
+	}
+}
+
+// TestKeepAuto: KeepAuto keeps the fewest heaviest compounds holding
+// AutoKeepWeight of the total weight, with their weights unchanged.
+func TestKeepAuto(t *testing.T) {
+	var trees []*data.Tree
+	for _, s := range []string{"a(b(c), d)", "a(b(c))", "x(b(c), d(e))", "a(d(e))", "x(b, d)", "a(b(c), d(e))"} {
+		trees = append(trees, mustTree(t, s))
+	}
+	all, err := Build(trees, CompoundConfig{MaxSize: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := Build(trees, CompoundConfig{MaxSize: 4, Keep: KeepAuto}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, sum := map[string]float64{}, 0.0
+	for e := range trees {
+		for k, w := range weights(all, e) {
+			total[k] += w
+			sum += w
+		}
+	}
+	kept := 0.0
+	lightestKept := math.Inf(1)
+	for _, c := range auto.Compounds {
+		kept += total[c]
+		lightestKept = math.Min(lightestKept, total[c])
+	}
+	if kept < AutoKeepWeight*sum-1e-9 || auto.Keep != len(auto.Compounds) {
+		t.Errorf("kept %d compounds holding %.3f of %.3f", auto.Keep, kept, sum)
+	}
+	// Minimal: without the lightest kept compound (and its ties) the rest
+	// would fall short.
+	ties := 0.0
+	for _, c := range auto.Compounds {
+		if total[c] == lightestKept {
+			ties += total[c]
+		}
+	}
+	if kept-ties >= AutoKeepWeight*sum {
+		t.Errorf("kept more than needed: %.3f without the lightest of %.3f", kept-ties, sum)
+	}
+	for e := range trees {
+		for k, w := range weights(auto, e) {
+			if w != weights(all, e)[k] {
+				t.Errorf("tree %d: %s weighs %v kept, %v in full", e, k, w, weights(all, e)[k])
 			}
 		}
 	}
