@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -113,6 +114,11 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	err = d.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		// Some file systems (network mounts) cannot sync a folder;
+		// the renames are then as durable as they make them.
+		err = nil
+	}
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
