@@ -13,7 +13,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/compbench-demo.XXXXXX")
 echo "== demo folder: $work"
 
 echo "== SCAN, length task (train 1-6 parts, test 7-10)"
-"$BIN" gen scan --task length --train 2000 --valid 200 --test 500 --finetune 40 --seed 1 --out "$work/scan-length"
+"$BIN" gen scan --task length --train-size 2000 --dev-size 200 --test-size 500 --finetune-size 40 --seed 1 --out "$work/scan-length"
 echo "== first training record:"
 head -n 1 "$work/scan-length/train.jsonl" | cut -c 1-300
 echo "..."
@@ -21,7 +21,7 @@ echo "== demo done; files are in $work"
 
 # --- Transformer: one experiment end to end (compbench run) ---
 echo "== Transformer on SCAN length: generate, train 100 steps, predict, fine-tune, exact match"
-"$BIN" run --task length --models transformer --train-size 500 --valid-size 50 --test-size 50 \
+"$BIN" run --task length --models transformer --train-size 500 --dev-size 50 --test-size 50 \
   --steps 100 --eval-limit 50 --finetune-steps 10 --seed 1 --out "$work/run-length"
 echo "== run folders and predictions are in $work/run-length"
 # --- end Transformer ---

@@ -195,15 +195,15 @@ fi
 # d, PyTorch's GPT-2 checkpoint. They overlap the tests of b, not the
 # benchmarks.
 if [ -n "$QUICK" ]; then
-	GEN=(--train 100 --valid 8 --test 4 --finetune 0)
+	GEN=(--train-size 100 --dev-size 8 --test-size 4 --finetune-size 0)
 	LOSS=(--layers 1 --dim 16 --mlp 32 --heads 2 --batch 8 --steps 4 --warmup 2 --eval-every 2 --eval-limit 2)
 	GPT2_SIZE=tiny
 else
-	GEN=(--train 2000 --valid 200 --test 10 --finetune 0)
+	GEN=(--train-size 2000 --dev-size 200 --test-size 10 --finetune-size 0)
 	LOSS=(--layers 2 --dim 64 --mlp 128 --heads 4 --batch 32 --steps 300 --warmup 100 --eval-every 50 --eval-limit 16)
 	GPT2_SIZE=small
 fi
-LOSS+=(--model transformer --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/valid.jsonl")
+LOSS+=(--model transformer --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/dev.jsonl")
 step gen-scan 60 "$KIT/compbench" gen scan --task length --seed 1 --out "$OUT/scan" "${GEN[@]}"
 # The CPU run leaves two cores to the GPU steps' host threads.
 bg loss-cpu 400 env GOMAXPROCS=$((NPROC > 4 ? NPROC - 2 : NPROC)) "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cpu" --device cpu
@@ -212,7 +212,7 @@ if [ "$QUICK" = 1 ]; then
 else
 	LSTM=(--layers 2 --dim 128 --batch 32 --steps 100 --eval-every 50 --eval-limit 16)
 fi
-LSTM+=(--dropout 0.1 --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/valid.jsonl")
+LSTM+=(--dropout 0.1 --lr 1e-3 --seed 3 --train "$OUT/scan/train.jsonl" --dev "$OUT/scan/dev.jsonl")
 # lstm-copy-tenc is lstm-copy on the Transformer encoder.
 lstm_args() {
 	case $1 in

@@ -164,7 +164,7 @@ for seed in $SEEDS; do
 			timeout -k 10 "$left" "$BIN" run --task "$task" --models "$model" --out "$work/run" --seed "$seed" \
 				--device "$DEVICE" --steps "$STEPS" --batch "$BATCH" --lr 1e-3 --warmup 16000 \
 				--layers 3 --heads 4 --dim 256 --mlp 512 --dropout 0.1 \
-				--train-size "$TRAIN" --valid-size 1000 --test-size "$TEST" \
+				--train-size "$TRAIN" --dev-size 1000 --test-size "$TEST" \
 				--eval-every 1000 --eval-limit 500 --max-src 64 --max-tgt 160 \
 				--finetune-steps 30 --finetune-lr 1e-4 ${EXTRA:-} >"$res.log" 2>&1
 			rc=$?

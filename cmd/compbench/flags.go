@@ -118,3 +118,28 @@ func optionalFloat(fs *flag.FlagSet, name, usage string) *float64 {
 	fs.Var(unsetFloat{&v}, name, usage)
 	return &v
 }
+
+// renamedFlag is a flag spelling that compbench no longer accepts, with
+// the spelling that replaced it (docs/cli.md lists the scheme).
+type renamedFlag struct{ old, new, why string }
+
+// checkRenamed refuses an old flag spelling with a usage error that names
+// the new one, before the flag package would call it unknown (or, for a
+// spelling that another command still uses, misread it).
+func checkRenamed(cmd string, args []string, renamed []renamedFlag) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		for _, r := range renamed {
+			if name == r.old {
+				return usagef("%s: --%s is now --%s (%s)", cmd, r.old, r.new, r.why)
+			}
+		}
+	}
+	return nil
+}

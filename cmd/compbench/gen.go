@@ -21,12 +21,12 @@ type genConfig struct {
 	Domain string
 	// Task is the generalization task (Shi et al. §2), or none.
 	Task tasks.Task
-	// Train, Valid, Test and Finetune are the example counts of the four
-	// files; Train and Test must be positive, Valid and Finetune may be 0
+	// Train, Dev, Test and Finetune are the example counts of the four
+	// files; Train and Test must be positive, Dev and Finetune may be 0
 	// (the file is then written empty, so a folder always holds all four).
-	Train, Valid, Test, Finetune int
+	Train, Dev, Test, Finetune int
 	// Seed determines every random choice; each file draws from its own
-	// stream, data.SubRand(Seed, file name).
+	// stream, data.SubRand(Seed, streamName(file)).
 	Seed uint64
 	// Out is the output folder.
 	Out string
@@ -35,7 +35,7 @@ type genConfig struct {
 }
 
 func defaultGenConfig() genConfig {
-	return genConfig{Domain: "scan", Task: tasks.None, Train: 10000, Valid: 1000, Test: 1000, Finetune: 40}
+	return genConfig{Domain: "scan", Task: tasks.None, Train: 10000, Dev: 1000, Test: 1000, Finetune: 40}
 }
 
 // Validate checks the counts and the output folder name.
@@ -44,7 +44,7 @@ func (c genConfig) Validate() error {
 		name string
 		n    int
 		min  int
-	}{{"train", c.Train, 1}, {"valid", c.Valid, 0}, {"test", c.Test, 1}, {"finetune", c.Finetune, 0}} {
+	}{{"train-size", c.Train, 1}, {"dev-size", c.Dev, 0}, {"test-size", c.Test, 1}, {"finetune-size", c.Finetune, 0}} {
 		if f.n < f.min {
 			return fmt.Errorf("--%s must be at least %d, got %d", f.name, f.min, f.n)
 		}
@@ -62,7 +62,7 @@ type genFile struct {
 }
 
 func (c genConfig) files() []genFile {
-	return []genFile{{tasks.FileTrain, c.Train}, {tasks.FileValid, c.Valid},
+	return []genFile{{tasks.FileTrain, c.Train}, {tasks.FileDev, c.Dev},
 		{tasks.FileTest, c.Test}, {tasks.FileFinetune, c.Finetune}}
 }
 
@@ -83,18 +83,21 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("gen", "gen scan|robustfill [flags] --out DIR   (or: gen scfg --help, gen scan-original --help)", `
 Generate a benchmark of Shi et al.: SCAN commands or RobustFill programs for
 one compositional-generalization task. Writes DIR/train.jsonl and
-DIR/valid.jsonl (training distribution), DIR/test.jsonl (test distribution)
+DIR/dev.jsonl (training distribution), DIR/test.jsonl (test distribution)
 and DIR/finetune.jsonl (alternating training and test distribution), all or
 nothing. The same seed gives the same bytes.
 Tasks: `+taskNames()+`.`, stderr)
 	task := fs.String("task", string(c.Task), "generalization task")
-	fs.IntVar(&c.Train, "train", c.Train, "training examples (> 0)")
-	fs.IntVar(&c.Valid, "valid", c.Valid, "validation examples, training distribution (>= 0)")
-	fs.IntVar(&c.Test, "test", c.Test, "test examples, test distribution (> 0)")
-	fs.IntVar(&c.Finetune, "finetune", c.Finetune, "few-shot fine-tuning examples, alternating distributions (>= 0)")
+	fs.IntVar(&c.Train, "train-size", c.Train, "training examples (> 0)")
+	fs.IntVar(&c.Dev, "dev-size", c.Dev, "dev examples, training distribution (>= 0)")
+	fs.IntVar(&c.Test, "test-size", c.Test, "test examples, test distribution (> 0)")
+	fs.IntVar(&c.Finetune, "finetune-size", c.Finetune, "few-shot fine-tuning examples, alternating distributions (>= 0)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder (required)")
 	fs.BoolVar(&c.Force, "force", c.Force, "replace existing files in the output folder")
+	if err := checkRenamed("gen", args, genRenamed); err != nil {
+		return err
+	}
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -130,6 +133,15 @@ Tasks: `+taskNames()+`.`, stderr)
 	}
 	printGenSummary(stdout, c, stats)
 	return nil
+}
+
+// genRenamed are gen's old count flags: --train and --test name files in
+// train, predict and split, so counts are --X-size everywhere (as in run).
+var genRenamed = []renamedFlag{
+	{"train", "train-size", "a count; --train names a file elsewhere"},
+	{"valid", "dev-size", "a count, written to dev.jsonl"},
+	{"test", "test-size", "a count; --test names a file elsewhere"},
+	{"finetune", "finetune-size", "a count"},
 }
 
 func taskNames() string {
@@ -181,9 +193,19 @@ func generate(ctx context.Context, c genConfig, s tasks.Sampler, stderr io.Write
 	return stats, nil
 }
 
+// streamName names a file's random stream. The dev file keeps the stream
+// of its former name, valid.jsonl, so a seed generates the same examples
+// as before the rename.
+func streamName(f tasks.FileSplit) string {
+	if f == tasks.FileDev {
+		return "valid"
+	}
+	return string(f)
+}
+
 // genFileTo draws the examples of one file and queues them on pipe.
 func genFileTo(ctx context.Context, c genConfig, s tasks.Sampler, f genFile, pipe *encodePipe, st *fileStats, bar *progress.Bar) error {
-	rng := data.SubRand(c.Seed, string(f.split))
+	rng := data.SubRand(c.Seed, streamName(f.split))
 	var drawn [2]int // examples drawn so far per distribution
 	for i := 0; i < f.n; i++ {
 		if i%4096 == 4095 {

@@ -15,7 +15,7 @@ import (
 	"compbench/data/tasks"
 )
 
-var genFiles = []string{"train.jsonl", "valid.jsonl", "test.jsonl", "finetune.jsonl"}
+var genFiles = []string{"train.jsonl", "dev.jsonl", "test.jsonl", "finetune.jsonl"}
 
 func readGenDir(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
@@ -33,8 +33,8 @@ func readGenDir(t *testing.T, dir string) map[string][]byte {
 func TestGenSameSeedSameBytes(t *testing.T) {
 	tmp := t.TempDir()
 	args := func(dir, seed string) []string {
-		return []string{"gen", "scan", "--task", "length", "--train", "300", "--valid", "20",
-			"--test", "50", "--finetune", "10", "--seed", seed, "--out", dir}
+		return []string{"gen", "scan", "--task", "length", "--train-size", "300", "--dev-size", "20",
+			"--test-size", "50", "--finetune-size", "10", "--seed", seed, "--out", dir}
 	}
 	a, b, c := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "c")
 	for _, run := range [][]string{args(a, "4"), args(b, "4"), args(c, "5")} {
@@ -52,15 +52,15 @@ func TestGenSameSeedSameBytes(t *testing.T) {
 		}
 	}
 	// Files draw from independent streams: train and valid differ.
-	if bytes.HasPrefix(fa["train.jsonl"][20:], fa["valid.jsonl"][20:200]) {
+	if bytes.HasPrefix(fa["train.jsonl"][20:], fa["dev.jsonl"][20:200]) {
 		t.Error("valid repeats train")
 	}
 }
 
 func TestGenFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	out, errs, code := runCLI(t, "gen", "scan", "--task", "length", "--train", "40", "--valid", "0",
-		"--test", "30", "--finetune", "20", "--out", dir)
+	out, errs, code := runCLI(t, "gen", "scan", "--task", "length", "--train-size", "40", "--dev-size", "0",
+		"--test-size", "30", "--finetune-size", "20", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -69,7 +69,7 @@ func TestGenFiles(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
-	counts := map[string]int{"train.jsonl": 40, "valid.jsonl": 0, "test.jsonl": 30, "finetune.jsonl": 20}
+	counts := map[string]int{"train.jsonl": 40, "dev.jsonl": 0, "test.jsonl": 30, "finetune.jsonl": 20}
 	for f, n := range counts {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
@@ -117,7 +117,7 @@ func TestGenFiles(t *testing.T) {
 func TestGenErrors(t *testing.T) {
 	tmp := t.TempDir()
 	existing := filepath.Join(tmp, "existing")
-	if _, errs, code := runCLI(t, "gen", "scan", "--train", "5", "--test", "5", "--out", existing); code != 0 {
+	if _, errs, code := runCLI(t, "gen", "scan", "--train-size", "5", "--test-size", "5", "--out", existing); code != 0 {
 		t.Fatalf("setup: %s", errs)
 	}
 	before := readGenDir(t, existing)
@@ -136,15 +136,21 @@ func TestGenErrors(t *testing.T) {
 		{"unknown domain", []string{"gen", "cfq", "--out", out}, 2, `unknown domain "cfq"`},
 		{"two domains", []string{"gen", "scan", "robustfill", "--out", out}, 2, "got 2 arguments"},
 		{"unknown task", []string{"gen", "scan", "--task", "lenght", "--out", out}, 2, `unknown task "lenght"`},
-		{"zero train", []string{"gen", "scan", "--train", "0", "--out", out}, 2, "--train must be at least 1"},
-		{"zero test", []string{"gen", "scan", "--test", "0", "--out", out}, 2, "--test must be at least 1"},
-		{"negative valid", []string{"gen", "scan", "--valid", "-1", "--out", out}, 2, "--valid must be at least 0"},
-		{"negative finetune", []string{"gen", "scan", "--finetune", "-3", "--out", out}, 2, "--finetune must be at least 0"},
+		{"zero train", []string{"gen", "scan", "--train-size", "0", "--out", out}, 2, "--train-size must be at least 1"},
+		{"zero test", []string{"gen", "scan", "--test-size", "0", "--out", out}, 2, "--test-size must be at least 1"},
+		{"negative valid", []string{"gen", "scan", "--dev-size", "-1", "--out", out}, 2, "--dev-size must be at least 0"},
+		{"old count flag --train", []string{"gen", "scan", "--train", "5", "--out", out}, 2, "--train is now --train-size"},
+		{"old count flag --valid", []string{"gen", "scan", "--valid=5", "--out", out}, 2, "--valid is now --dev-size"},
+		{"old count flag --test", []string{"gen", "robustfill", "-test", "5", "--out", out}, 2, "--test is now --test-size"},
+		{"old count flag --finetune", []string{"gen", "scan", "--finetune", "5", "--out", out}, 2, "--finetune is now --finetune-size"},
+		{"score --max-steps", []string{"score", "--max-steps", "5"}, 2, "--max-steps is now --steps"},
+		{"run --valid-size", []string{"run", "--valid-size", "5", "--out", out}, 2, "--valid-size is now --dev-size"},
+		{"negative finetune", []string{"gen", "scan", "--finetune-size", "-3", "--out", out}, 2, "--finetune-size must be at least 0"},
 		{"no out", []string{"gen", "scan"}, 2, "--out is required"},
 		{"bad flag", []string{"gen", "scan", "--trian", "5", "--out", out}, 2, "trian"},
 		{"scfg not first", []string{"gen", "--out", out, "scfg"}, 2, "put the domain first"},
-		{"exists", []string{"gen", "scan", "--train", "7", "--test", "5", "--out", existing}, 1, "already exists"},
-		{"unwritable", []string{"gen", "scan", "--train", "5", "--test", "5", "--out", filepath.Join(notDir, "sub")}, 1, "create output folder"},
+		{"exists", []string{"gen", "scan", "--train-size", "7", "--test-size", "5", "--out", existing}, 1, "already exists"},
+		{"unwritable", []string{"gen", "scan", "--train-size", "5", "--test-size", "5", "--out", filepath.Join(notDir, "sub")}, 1, "create output folder"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +182,7 @@ func TestGenErrors(t *testing.T) {
 		t.Errorf("%d entries in the output folder, want 4 (no temporary files left)", len(entries))
 	}
 	// --force replaces.
-	if _, errs, code := runCLI(t, "gen", "scan", "--train", "7", "--test", "5", "--out", existing, "--force"); code != 0 {
+	if _, errs, code := runCLI(t, "gen", "scan", "--train-size", "7", "--test-size", "5", "--out", existing, "--force"); code != 0 {
 		t.Fatalf("--force: %s", errs)
 	}
 	if recs, _ := data.ReadRecords(filepath.Join(existing, "train.jsonl")); len(recs) != 7 {
@@ -198,7 +204,7 @@ func (f *failingGenSampler) Sample(rng *rand.Rand, d tasks.Dist, i int) (data.Re
 func TestGenSamplerFailureLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	c := defaultGenConfig()
-	c.Out, c.Train, c.Valid, c.Test, c.Finetune = dir, 10, 10, 10, 0
+	c.Out, c.Train, c.Dev, c.Test, c.Finetune = dir, 10, 10, 10, 0
 	_, err := generate(context.Background(), c, &failingGenSampler{ok: 25}, nil)
 	if err == nil || !strings.Contains(err.Error(), "test example 6: no example fits") {
 		t.Fatalf("error %v", err)
@@ -226,8 +232,8 @@ func TestGenCancelled(t *testing.T) {
 
 func TestGenRobustFill(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rf")
-	out, errs, code := runCLI(t, "gen", "robustfill", "--task", "length", "--train", "20", "--valid", "2",
-		"--test", "10", "--finetune", "4", "--seed", "3", "--out", dir)
+	out, errs, code := runCLI(t, "gen", "robustfill", "--task", "length", "--train-size", "20", "--dev-size", "2",
+		"--test-size", "10", "--finetune-size", "4", "--seed", "3", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -256,7 +262,7 @@ func BenchmarkGenSCAN(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := defaultGenConfig()
-	c.Out, c.Train, c.Valid, c.Test, c.Finetune, c.Force = b.TempDir(), n, 0, 1, 0, true
+	c.Out, c.Train, c.Dev, c.Test, c.Finetune, c.Force = b.TempDir(), n, 0, 1, 0, true
 	for b.Loop() {
 		if _, err := generate(context.Background(), c, s, nil); err != nil {
 			b.Fatal(err)
@@ -318,8 +324,8 @@ var _ = func() bool {
 // random streams (which would silently change every dataset) is noticed.
 func TestGenGolden(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if _, errs, code := runCLI(t, "gen", "scan", "--task", "switch-concept-order", "--train", "3",
-		"--valid", "2", "--test", "3", "--finetune", "2", "--seed", "7", "--out", dir); code != 0 {
+	if _, errs, code := runCLI(t, "gen", "scan", "--task", "switch-concept-order", "--train-size", "3",
+		"--dev-size", "2", "--test-size", "3", "--finetune-size", "2", "--seed", "7", "--out", dir); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	got := readGenDir(t, dir)

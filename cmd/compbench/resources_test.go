@@ -51,7 +51,7 @@ func TestBoundedResourcesAndClearErrors(t *testing.T) {
 			2, "lower --beam, --batch or --max-len"},
 		{"weights beyond memory", append([]string{"train", "--train", good, "--out", filepath.Join(dir, "r1")}, append(tinyTrain, "--dim", "1000000")...),
 			2, "mostly the weights, gradients and Adam moments"},
-		{"run: weights beyond memory", []string{"run", "--out", filepath.Join(dir, "x"), "--dim", "1000000", "--train-size", "20", "--valid-size", "5", "--test-size", "5"},
+		{"run: weights beyond memory", []string{"run", "--out", filepath.Join(dir, "x"), "--dim", "1000000", "--train-size", "20", "--dev-size", "5", "--test-size", "5"},
 			2, "compbench run: needs about"},
 		{"dev decoding beyond memory", append([]string{"train", "--train", good, "--dev", good, "--out", filepath.Join(dir, "r2"), "--config", longTgt}, tinyTrain[:8]...),
 			2, "lower --max-tgt (max_tgt_len) or --batch (batch)"},

@@ -44,7 +44,7 @@ of every model on that device.`, stderr)
 	modelList := fs.String("models", "transformer", "comma-separated `LIST` of models")
 	out := fs.String("out", "", "experiment `DIR` (required)")
 	nTrain := fs.Int("train-size", 1000, "training examples generated")
-	nValid := fs.Int("valid-size", 100, "dev examples generated")
+	nDev := fs.Int("dev-size", 100, "dev examples generated")
 	nTest := fs.Int("test-size", 100, "test examples generated")
 	ftSteps := fs.Int("finetune-steps", 30, "few-shot fine-tuning steps (0: skip)")
 	ftLR := fs.Float64("finetune-lr", 1e-4, "fine-tuning learning rate")
@@ -52,6 +52,9 @@ of every model on that device.`, stderr)
 	force := fs.Bool("force", false, "replace existing results in DIR")
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
+	if err := checkRenamed("run", args, []renamedFlag{{"valid-size", "dev-size", "generated into dev.jsonl"}}); err != nil {
+		return err
+	}
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -104,8 +107,8 @@ of every model on that device.`, stderr)
 	}
 	defer release()
 	dataDir := filepath.Join(*out, "data")
-	genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train", strconv.Itoa(*nTrain),
-		"--valid", strconv.Itoa(*nValid), "--test", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
+	genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train-size", strconv.Itoa(*nTrain),
+		"--dev-size", strconv.Itoa(*nDev), "--test-size", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
 	if *force {
 		genArgs = append(genArgs, "--force")
 	}
@@ -118,7 +121,7 @@ of every model on that device.`, stderr)
 	if err != nil {
 		return err
 	}
-	dev, err := read("valid.jsonl")
+	dev, err := read("dev.jsonl")
 	if err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ of every model on that device.`, stderr)
 		return err
 	}
 	for _, cfg := range cfgs {
-		if err := checkTrainData(cfg, filepath.Join(dataDir, "train.jsonl"), trainRecs, filepath.Join(dataDir, "valid.jsonl"), dev); err != nil {
+		if err := checkTrainData(cfg, filepath.Join(dataDir, "train.jsonl"), trainRecs, filepath.Join(dataDir, "dev.jsonl"), dev); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // a few steps, a handful of examples.
 var runTiny = []string{"--task", "length", "--models", "transformer,relative", "--layers", "1", "--heads", "2", "--dim", "16",
 	"--mlp", "32", "--steps", "6", "--batch", "8", "--warmup", "3", "--eval-every", "3", "--eval-limit", "8",
-	"--train-size", "40", "--valid-size", "8", "--test-size", "8", "--finetune-steps", "2", "--seed", "3"}
+	"--train-size", "40", "--dev-size", "8", "--test-size", "8", "--finetune-steps", "2", "--seed", "3"}
 
 // timeCol is the last column of results.md, the only one that may differ.
 var timeCol = regexp.MustCompile(`\| [0-9hms.]+ \|\n`)

@@ -40,7 +40,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	fs.BoolVar(&sc.Truncate, "truncate", false, "keep the last n_positions tokens of longer examples instead of failing")
 	fc := lm.DefaultFoldConfig()
 	folds := fs.Int("folds", 0, "k-fold fine-tuning with this many folds (0: score with the model as is)")
-	fs.IntVar(&fc.MaxSteps, "max-steps", fc.MaxSteps, "fine-tuning steps per fold")
+	fs.IntVar(&fc.MaxSteps, "steps", fc.MaxSteps, "fine-tuning steps per fold")
 	fs.Float64Var(&fc.LR, "lr", fc.LR, fmt.Sprintf("fine-tuning learning rate (constant; %g with --from-scratch unless set)", scratchLR))
 	fs.IntVar(&fc.Batch, "train-batch", fc.Batch, "fine-tuning examples per step")
 	fs.IntVar(&fc.EvalEvery, "eval-every", fc.EvalEvery, "steps between validation perplexity checks")
@@ -49,6 +49,9 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	size := fs.String("size", "tiny", "model size for --from-scratch: tiny or small")
 	force := fs.Bool("force", false, "replace an existing --out")
 	devName := deviceFlag(fs)
+	if err := checkRenamed("score", args, []renamedFlag{{"max-steps", "steps", "optimizer steps are --steps in every command"}}); err != nil {
+		return err
+	}
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -66,7 +66,7 @@ func TestScoreCommand(t *testing.T) {
 	}
 	t.Run("from scratch default learning rate", func(t *testing.T) {
 		_, errs, code := runCLI(t, "score", "--lm", scoreFixture, "--in", in, "--out", filepath.Join(dir, "lr.jsonl"), "--folds", "2",
-			"--from-scratch", "--max-steps", "1", "--train-batch", "1", "--eval-every", "1")
+			"--from-scratch", "--steps", "1", "--train-batch", "1", "--eval-every", "1")
 		// Two records leave one per training fold, none for validation: the
 		// run fails after reporting its settings.
 		if code != 1 || !strings.Contains(errs, "learning rate 0.001") {
@@ -84,7 +84,7 @@ func TestScoreCommand(t *testing.T) {
 		for k := 0; k < 2; k++ {
 			o := filepath.Join(dir, "scratch.jsonl")
 			_, errs, code := runCLI(t, "score", "--lm", scoreFixture, "--in", in8, "--out", o, "--force", "--folds", "2",
-				"--from-scratch", "--size", "tiny", "--max-steps", "2", "--train-batch", "2", "--eval-every", "1", "--lr", "1e-3", "--seed", "4")
+				"--from-scratch", "--size", "tiny", "--steps", "2", "--train-batch", "2", "--eval-every", "1", "--lr", "1e-3", "--seed", "4")
 			if code != 0 || !strings.Contains(errs, "from-scratch model over the") {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
@@ -112,7 +112,7 @@ func TestScoreFoldsDevice(t *testing.T) {
 	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	args := func(out, dev string) []string {
 		return []string{"score", "--lm", scoreFixture, "--in", in, "--out", out, "--folds", "2", "--from-scratch", "--size", "tiny",
-			"--max-steps", "20", "--eval-every", "5", "--seed", "2", "--device", dev}
+			"--steps", "20", "--eval-every", "5", "--seed", "2", "--device", dev}
 	}
 	want := filepath.Join(dir, "cpu.jsonl")
 	mustRun(t, args(want, "cpu")...)

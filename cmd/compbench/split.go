@@ -67,7 +67,7 @@ The grammar and nls methods take flags of their own: see
 	cands := fs.Int("candidates", mdef.Candidates, "mcd: random candidates scored per step (0: all)")
 	evalCands := fs.Int("eval-candidates", mdef.EvalCandidates, "mcd: candidates per addition to dev/test (0: --candidates)")
 	removeEvery := fs.Int("remove-every", mdef.RemoveEvery, "mcd: try a removal every this many additions (0: never)")
-	steps := fs.Int("steps", 0, "tmcd: swaps tried (0: 20 per example)")
+	steps := fs.Int("swaps", 0, "tmcd: train/test swaps tried (0: 20 per example)")
 	lenRatio := fs.Float64("max-length-ratio", mdef.MaxLengthRatio, "mcd, tmcd: keep mean test output length within [1/R, R] times train's (0: off)")
 	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: also keep each side's output lengths at the pool's over this many length strata (0: off)")
 	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
@@ -75,6 +75,9 @@ The grammar and nls methods take flags of their own: see
 	buckets := fs.Int("len-buckets", 0, "likelihood: control for length with this many quantile buckets")
 	atomC := fs.Bool("atom-constraint", false, "likelihood: swap until every test atom occurs in train")
 	reverse := fs.Bool("reverse", false, "likelihood: most likely examples to test")
+	if err := checkRenamed("split", args, []renamedFlag{{"steps", "swaps", "tmcd's swaps are not optimizer steps"}}); err != nil {
+		return err
+	}
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

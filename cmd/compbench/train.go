@@ -167,7 +167,7 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("train", "train --model M --train train.jsonl --dev valid.jsonl --out RUN [flags]", `
+	fs := newFlags("train", "train --model M --train train.jsonl --dev dev.jsonl --out RUN [flags]", `
 Train a sequence-to-sequence model (Shi et al. settings: Adam 0.9/0.98/1e-9,
 lr * min(1, step/warmup) * sqrt(warmup)/sqrt(max(step, warmup))). Without --config,
 the LSTM models (lstm-attention, lstm-copy) start from Keysers et al.'s setting

@@ -1,6 +1,6 @@
 // Package tasks builds the seven compositional-generalization tasks of Shi et
 // al. (paper §2 and App. B) for the SCAN and RobustFill domains: which program
-// shapes go to train, valid, test and finetune.
+// shapes go to train, dev, test and finetune.
 package tasks
 
 import (
@@ -43,7 +43,7 @@ func Parse(s string) (Task, error) {
 type Dist int
 
 const (
-	// Train is the training distribution (train.jsonl and valid.jsonl).
+	// Train is the training distribution (train.jsonl and dev.jsonl).
 	Train Dist = iota
 	// Test is the test distribution (test.jsonl).
 	Test
@@ -56,7 +56,7 @@ type FileSplit string
 // The output files of "compbench gen".
 const (
 	FileTrain    FileSplit = "train"
-	FileValid    FileSplit = "valid"
+	FileDev      FileSplit = "dev"
 	FileTest     FileSplit = "test"
 	FileFinetune FileSplit = "finetune"
 )
