@@ -204,6 +204,9 @@ The grammar and nls methods take flags of their own: see
 		return err
 	}
 	res := split.NewResult(method, params, pool, ix, a, an)
+	if res.Provenance, err = provenanceOf([2]string{"in", *in}, [2]string{"scores", *scores}); err != nil {
+		return err
+	}
 	if err := split.Write(*out, res, pool, *force); err != nil {
 		return err
 	}

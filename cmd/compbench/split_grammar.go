@@ -111,10 +111,15 @@ DIR; --all writes every valid split to DIR/K/.`, stderr)
 	if err != nil {
 		return err
 	}
+	prov, err := provenanceOf([2]string{"in", *in}, [2]string{"grammar", *grammar})
+	if err != nil {
+		return err
+	}
 	write := func(c *split.GrammarCandidate, dir string) (*split.Result, error) {
 		params := grammarSplitParams{Grammar: filepath.Base(*grammar), GrammarParams: s.Params(c), MaxSize: *maxSize}
 		a := split.Assignment{Train: c.Train, Dev: c.Dev, Test: c.Test}
 		res := split.NewResult("grammar", params, pool, ix, a, anon)
+		res.Provenance = prov
 		return res, split.Write(dir, res, pool, *force)
 	}
 	if *index >= 0 {

@@ -123,6 +123,10 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 		return err
 	}
 	an, _ := split.ParseAnonymizer("generic")
+	prov, err := provenanceOf([2]string{"in", *in})
+	if err != nil {
+		return err
+	}
 	for _, i := range which {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -134,6 +138,7 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 		sp := splits[i]
 		params := nlsSplitParams{NLSConfig: cfg, Seed: *seed, Tree: string(kind), Index: i, Split: sp}
 		res := split.NewResult("nls", params, pool, ix, sp.Assignment(), an)
+		res.Provenance = prov
 		if err := split.Write(dir, res, pool, *force); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"compbench/data"
 	"compbench/data/scan"
+	"compbench/provenance"
 )
 
 // scanCommands are SCAN commands for the CLI fixtures: enough variety for
@@ -207,9 +209,38 @@ func TestSplitCLISCANText(t *testing.T) {
 		}
 		got[i] = b
 	}
-	// params.pool names each input file; the rest must agree.
-	pool := regexp.MustCompile(`"pool":"[^"]*"`)
+	// params.pool and the provenance name each input file; the rest must
+	// agree.
+	pool := regexp.MustCompile(`"pool":"[^"]*"|(?m)^ "provenance": .*$`)
 	if !bytes.Equal(pool.ReplaceAll(got[0], nil), pool.ReplaceAll(got[1], nil)) {
 		t.Error("SCAN text and JSONL pools gave different splits")
 	}
+}
+
+// TestSplitProvenance: split.json records the build, the command line and
+// the size and SHA-256 of the pool, and stats --split still reads it.
+func TestSplitProvenance(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSCAN(t, dir, ".jsonl")
+	out := filepath.Join(dir, "r")
+	mustRun(t, "split", "random", "--in", in, "--out", out, "--seed", "1")
+	raw, err := os.ReadFile(filepath.Join(out, "split.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sj struct {
+		Provenance provenance.Record `json:"provenance"`
+	}
+	if err := json.Unmarshal(raw, &sj); err != nil {
+		t.Fatal(err)
+	}
+	want, err := provenance.Hash("in", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sj.Provenance
+	if len(p.Inputs) != 1 || p.Inputs[0] != want || p.Build.Go == "" || len(p.Command) == 0 {
+		t.Fatalf("provenance %+v, want the pool %+v", p, want)
+	}
+	mustRun(t, "stats", "--split", out)
 }

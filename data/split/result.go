@@ -13,6 +13,7 @@ import (
 
 	"compbench/data"
 	"compbench/data/structure"
+	"compbench/provenance"
 )
 
 // Result is a finished split: ids per part, the method's parameters, and the
@@ -30,6 +31,9 @@ type Result struct {
 	Test []string `json:"test"`
 	// Stats compares train and test.
 	Stats Stats `json:"stats"`
+	// Provenance records the build, command line and input files that
+	// made the split (nil: not recorded, as in library use and tests).
+	Provenance *provenance.Record `json:"provenance,omitempty"`
 }
 
 // Parts names the files Write creates inside its folder.
@@ -110,6 +114,12 @@ func (r *Result) marshal() ([]byte, error) {
 	}{
 		{"method", r.Method}, {"params", r.Params}, {"train", nonNil(r.Train)},
 		{"dev", nonNil(r.Dev)}, {"test", nonNil(r.Test)}, {"stats", r.Stats},
+	}
+	if r.Provenance != nil {
+		fields = append(fields, struct {
+			key string
+			v   any
+		}{"provenance", r.Provenance})
 	}
 	for i, f := range fields {
 		v, err := json.Marshal(f.v)
