@@ -220,6 +220,9 @@ type Run struct {
 	weights string // the file they came from
 }
 
+// WeightsPath is the safetensors file the run's weights were read from.
+func (r *Run) WeightsPath() string { return r.weights }
+
 // OpenRun loads a run's config, vocabulary and weights: best.safetensors
 // when it exists and best is set, model.safetensors otherwise.
 func OpenRun(dir string, best bool) (*Run, error) {

@@ -18,6 +18,7 @@ import (
 	"compbench/engine"
 	"compbench/models"
 	"compbench/progress"
+	"compbench/provenance"
 )
 
 // Options are a training run's inputs besides its Config.
@@ -32,6 +33,9 @@ type Options struct {
 	// Data, when set, fingerprints the data files: recorded in a new
 	// run's data.json and compared on resume.
 	Data []DataFile
+	// Provenance, when set, is appended to the run's provenance.jsonl
+	// (the build, command line and inputs of this invocation).
+	Provenance *provenance.Record
 	// AllowDataChange lets a resume continue on data whose fingerprints
 	// differ from data.json.
 	AllowDataChange bool
@@ -87,7 +91,7 @@ func (r *Result) TokensPerSecond() float64 {
 }
 
 // runFiles are the files a run owns; --force removes exactly these.
-var runFiles = []string{ConfigFile, VocabFile, ModelFile, OptimFile, StateFile, BestFile, MetricsFile, DataFileName}
+var runFiles = []string{ConfigFile, VocabFile, ModelFile, OptimFile, StateFile, BestFile, MetricsFile, DataFileName, ProvenanceFile}
 
 // checkNewDir refuses a folder that holds a run unless force; it writes
 // nothing.
@@ -249,6 +253,11 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, err
 		}
 		if err := writeStart(o.Dir, &cfg, vocab, o.Data, p, opt, initialised); err != nil {
+			return nil, err
+		}
+	}
+	if o.Provenance != nil {
+		if err := appendProvenance(o.Dir, st.Step, o.Provenance); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"compbench/engine"
 	"compbench/models"
 	"compbench/progress"
+	"compbench/provenance"
 )
 
 // Prediction is one output line of compbench predict.
@@ -98,6 +99,8 @@ type FinetuneOptions struct {
 	// Backend, when set, trains on package engine's executor (see
 	// Options.Backend); nil: the TapeMachine.
 	Backend engine.Backend
+	// Provenance, when set, starts the new run's provenance.jsonl.
+	Provenance *provenance.Record
 }
 
 // Finetune trains a copy of base on recs, all in one batch, and writes a
@@ -118,5 +121,5 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 	}
 	cfg.BucketWidth = models.RoundUp(min(longest, max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)), 8)
 	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
-		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1, Backend: o.Backend})
+		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1, Backend: o.Backend, Provenance: o.Provenance})
 }

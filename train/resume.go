@@ -1,11 +1,8 @@
 package train
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -13,6 +10,7 @@ import (
 	"strconv"
 
 	"compbench/models"
+	"compbench/provenance"
 	"compbench/safetensors"
 )
 
@@ -38,16 +36,10 @@ func (s *State) Validate() error {
 }
 
 // DataFile identifies a data file by size and SHA-256, so resuming on
-// other data than the run was trained on is caught.
-type DataFile struct {
-	// Role is the flag the file came from: "train" or "dev".
-	Role string `json:"role"`
-	// Path is the path as given, for messages only: a moved file with the
-	// same bytes is the same data.
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-}
+// other data than the run was trained on is caught. Role is the flag the
+// file came from ("train" or "dev"); Path, as given, is for messages only:
+// a moved file with the same bytes is the same data.
+type DataFile = provenance.File
 
 // DataFileName holds the fingerprints of a run's data files.
 const DataFileName = "data.json"
@@ -57,19 +49,7 @@ type dataFiles struct {
 }
 
 // Fingerprint reads path and returns its size and SHA-256.
-func Fingerprint(role, path string) (DataFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return DataFile{}, fmt.Errorf("fingerprint %s: %w", path, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return DataFile{}, fmt.Errorf("fingerprint %s: %w", path, err)
-	}
-	return DataFile{Role: role, Path: path, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
+func Fingerprint(role, path string) (DataFile, error) { return provenance.Hash(role, path) }
 
 // dataChange compares the saved fingerprints with the current ones and
 // describes the first difference ("" when the data are the same).

@@ -67,7 +67,11 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if err := checkMemory("finetune", weightsPart(cfg, len(v.Source), len(v.Target), true), act); err != nil {
 		return err
 	}
-	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr, Backend: be})
+	prov, err := provenanceOf([2]string{"run-weights", base.WeightsPath()}, [2]string{"data", *dataPath})
+	if err != nil {
+		return err
+	}
+	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr, Backend: be, Provenance: prov})
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,11 @@ of every model on that device.`, stderr)
 		dir := filepath.Join(*out, name)
 		fmt.Fprintf(stderr, "training %s in %s\n", name, dir)
 		cfg.Seed = tf.seed
-		res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: trainRecs, Dev: dev, Force: *force, Stderr: stderr, Backend: be})
+		prov, err := provenanceOf([2]string{"train", filepath.Join(dataDir, "train.jsonl")}, [2]string{"dev", filepath.Join(dataDir, "dev.jsonl")})
+		if err != nil {
+			return err
+		}
+		res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: trainRecs, Dev: dev, Force: *force, Stderr: stderr, Backend: be, Provenance: prov})
 		if err != nil {
 			return fmt.Errorf("run: %s: %w", names[i], err)
 		}

@@ -233,11 +233,17 @@ the same data unless --allow-data-change.`, stderr)
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
 		return err
 	}
+	var encWeights string
 	if *initEnc != "" {
-		if opts.Init, err = initEncoder(*initEnc, &cfg, stderr); err != nil {
+		if opts.Init, encWeights, err = initEncoder(*initEnc, &cfg, stderr); err != nil {
 			return err
 		}
 	}
+	// The data files are hashed once, for data.json and the provenance.
+	if opts.Provenance, err = provenanceOf([2]string{"init-encoder", encWeights}); err != nil {
+		return err
+	}
+	opts.Provenance.Inputs = append(append([]train.DataFile(nil), opts.Data...), opts.Provenance.Inputs...)
 	be, release, err := dv.open()
 	if err != nil {
 		return err

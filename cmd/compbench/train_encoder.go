@@ -11,18 +11,18 @@ import (
 // initEncoder opens the Transformer run dir and returns the hook that
 // loads its encoder (best checkpoint) into a new LSTM model whose encoder
 // is "transformer" (Bogin et al.'s pretrained encoder under the copying
-// decoder).
-func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.Seq2Seq, *models.Vocab) error, error) {
+// decoder), and the weights file it read.
+func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.Seq2Seq, *models.Vocab) error, string, error) {
 	if !models.IsLSTM(cfg.Model.Variant) || cfg.Model.Encoder != models.EncoderTransformer {
-		return nil, usagef("train: --init-encoder needs an LSTM model with --encoder transformer")
+		return nil, "", usagef("train: --init-encoder needs an LSTM model with --encoder transformer")
 	}
 	run, err := train.OpenRun(dir, true)
 	if err != nil {
-		return nil, fmt.Errorf("--init-encoder: %w", err)
+		return nil, "", fmt.Errorf("--init-encoder: %w", err)
 	}
 	tr, ok := run.Model.(*models.Transformer)
 	if !ok {
-		return nil, fmt.Errorf("--init-encoder: run %s is a %s model, not a Transformer", dir, run.Config.Model.Variant)
+		return nil, "", fmt.Errorf("--init-encoder: run %s is a %s model, not a Transformer", dir, run.Config.Model.Variant)
 	}
 	return func(m models.Seq2Seq, v *models.Vocab) error {
 		l, ok := m.(*models.LSTM)
@@ -35,5 +35,5 @@ func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.S
 		}
 		fmt.Fprintf(stderr, "encoder initialised from %s: %d of %d source tokens found in its vocabulary\n", dir, found, len(v.Source))
 		return nil
-	}, nil
+	}, run.WeightsPath(), nil
 }

@@ -1,0 +1,45 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"compbench/provenance"
+)
+
+// ProvenanceFile logs every invocation that wrote the run: one JSON line
+// per start or resume, with the build, the command line and the input
+// files' fingerprints, so a run's numbers trace to the exact code and data
+// that made them.
+const ProvenanceFile = "provenance.jsonl"
+
+// provenanceLine is one invocation: the step it started at, then the record.
+type provenanceLine struct {
+	// StartStep is the step the invocation started from (0 for a new run).
+	StartStep int `json:"start_step"`
+	provenance.Record
+}
+
+// appendProvenance adds one line to dir's provenance log, synced, so the
+// line is on disk before the invocation's first checkpoint.
+func appendProvenance(dir string, step int, r *provenance.Record) error {
+	b, err := json.Marshal(provenanceLine{StartStep: step, Record: *r})
+	if err != nil {
+		return fmt.Errorf("%s: %w", ProvenanceFile, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ProvenanceFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", ProvenanceFile, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", ProvenanceFile, err)
+	}
+	return f.Close()
+}
