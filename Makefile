@@ -53,6 +53,11 @@ test-scripts: build
 	for want in "rule full, n=4:" "rule random, n=2:" "first-error:" "agreement"; do \
 		grep -q "$$want" "$$d/covr/summary.md" || { echo "test-scripts: covr_easiness.sh summary lacks \"$$want\""; cat "$$d/log"; exit 1; }; \
 	done; echo "test-scripts: covr_easiness.sh ok"
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	COMPBENCH=$(BIN) DEMO_DIR="$$d/demo" DEMO_EVERY=20 DEMO_STEPS=5 ./scripts/demo.sh >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
+	for want in "| random |" "| mcd |" "compound div."; do \
+		grep -qF "$$want" "$$d/demo/results.md" || { echo "test-scripts: demo.sh results lack \"$$want\""; cat "$$d/log"; exit 1; }; \
+	done; echo "test-scripts: demo.sh ok (reduced: every 20th command, 5 steps)"
 
 # test-gpuemu runs the GPU path's tests (kernel parity, the engine's CUDA
 # backend, train/predict/finetune --device cuda against the CPU) with the
