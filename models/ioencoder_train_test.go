@@ -61,7 +61,7 @@ func TestIODoubleOverfit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loss, em, err := train.Evaluate(ctx, run.Model, run.Vocab, recs, ex, &run.Config)
+	loss, em, err := train.Evaluate(ctx, run.Model, run.Vocab, recs, ex, &run.Config, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

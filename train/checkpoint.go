@@ -47,6 +47,9 @@ type State struct {
 	BestStep int     `json:"best_step"`
 	BestEM   float64 `json:"best_em"`
 	BestLoss float64 `json:"best_loss"`
+	// EvalPending marks a checkpoint taken when a stop interrupted step
+	// Step's dev evaluation: --resume runs that evaluation first.
+	EvalPending bool `json:"eval_pending,omitempty"`
 }
 
 func tensorsOf(p *models.Params, prefix string, vals [][]float32) ([]safetensors.Tensor, error) {

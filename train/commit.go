@@ -48,6 +48,24 @@ var checkpointPause = func() time.Duration {
 	return d
 }()
 
+// stepPauseEnv names a test-only hook like pauseEnv: a duration slept after
+// each training step, so a test's signal can land between checkpoints.
+const stepPauseEnv = "COMPBENCH_TEST_STEP_PAUSE"
+
+var stepPauseTime = func() time.Duration {
+	d, err := time.ParseDuration(os.Getenv(stepPauseEnv))
+	if err != nil || d < 0 || d > time.Second {
+		return 0
+	}
+	return d
+}()
+
+func stepPause() {
+	if stepPauseTime > 0 {
+		time.Sleep(stepPauseTime)
+	}
+}
+
 func pause() {
 	if checkpointPause > 0 {
 		time.Sleep(checkpointPause)

@@ -55,6 +55,9 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// Strict fails on over-long examples instead of truncating them.
 	Strict bool `json:"strict"`
+	// Preset names the preset (cpu-small, paper) the settings started
+	// from, before --config and flags; empty when none was asked for.
+	Preset string `json:"preset,omitempty"`
 }
 
 // DefaultConfig is the paper's setting (Shi et al. App. C): lr 1e-3,

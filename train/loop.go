@@ -10,8 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"compbench/data"
@@ -53,6 +51,9 @@ type Options struct {
 	LogEvery int
 	// Stderr receives progress and warnings.
 	Stderr io.Writer
+	// CheckpointEvery, when > 0, adds a checkpoint whenever that much time
+	// has passed since the last one, between the --eval-every ones.
+	CheckpointEvery time.Duration
 	// Backend, when set, runs training and evaluation on package engine's
 	// executor on that backend (weights, gradients and Adam moments stay
 	// there between checkpoints); nil runs Gorgonia's TapeMachine on the
@@ -135,8 +136,27 @@ func resumeDir(dir string, rp *resumePoint) error {
 	if err := installPending(dir); err != nil {
 		return err
 	}
-	if err := trimMetrics(filepath.Join(dir, MetricsFile), rp.state.Step); err != nil {
+	// The changes are logged before config.json records them: a process
+	// killed in between logs them again on the next resume, never not.
+	var resumed []byte
+	if len(rp.changes) > 0 {
+		ch := make(map[string]any, len(rp.changes))
+		for _, c := range rp.changes {
+			ch[c.Key] = map[string]json.RawMessage{"from": json.RawMessage(c.From), "to": json.RawMessage(c.To)}
+		}
+		b, err := json.Marshal(map[string]any{"step": rp.state.Step, "resumed": ch})
+		if err != nil {
+			return err
+		}
+		resumed = append(b, '\n')
+	}
+	if err := trimMetrics(filepath.Join(dir, MetricsFile), rp.state.Step, resumed); err != nil {
 		return err
+	}
+	if len(rp.changes) > 0 {
+		if err := replaceSynced(filepath.Join(dir, ConfigFile), bytesFill(rp.config)); err != nil {
+			return err
+		}
 	}
 	if rp.data != nil {
 		return writeData(dir, rp.data)
@@ -181,6 +201,10 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Warmup > 0 && cfg.Warmup >= cfg.Steps {
+		fmt.Fprintf(o.Stderr, "warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run\n",
+			cfg.Warmup, cfg.Steps, cfg.LR, LearningRate(cfg.LR, cfg.Warmup, cfg.Steps))
 	}
 	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict,
 		Copy: models.Copies(cfg.Model.Variant)}
@@ -272,27 +296,104 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if st.BestStep > 0 {
 		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
 	}
-	label := "train"
-	if st.Step > 0 {
-		label = fmt.Sprintf("train (resumed at step %d)", st.Step)
-	}
+	device := "cpu"
 	if o.Backend != nil {
-		label += " on " + o.Backend.Name()
-		fmt.Fprintf(o.Stderr, "train: engine executor on %s\n", o.Backend.Name())
+		device = o.Backend.Name()
+		fmt.Fprintf(o.Stderr, "train: engine executor on %s\n", device)
+	}
+	label := "train on " + device
+	if st.Step > 0 {
+		label = fmt.Sprintf("train (resumed at step %d) on %s", st.Step, device)
 	}
 	bar := progress.New(o.Stderr, label, int64(cfg.Steps-st.Step))
 	defer bar.Finish()
+	bar.SetETAFrom(etaFrom)
+	if progressInterval >= 0 {
+		bar.SetInterval(progressInterval)
+	}
 	ep := &epochs{ex: trainEx, cfg: &cfg}
 	var sumLoss, sumTok float64
 	var nLoss int
 	tick := time.Now()
 	lastGood := "none (no checkpoint written yet)"
+	saved, savedAt := st.Step, time.Now() // the last checkpoint
 	if st.Step > 0 {
 		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), st.Step)
 	}
+	checkpoint := func(step int, best bool) error {
+		if eng != nil {
+			if err := syncHost(eng, opt); err != nil {
+				return fmt.Errorf("step %d: checkpoint: %s: %w", step, device, err)
+			}
+		}
+		st.Step, st.AdamT = step, opt.T
+		if err := saveCheckpoint(o.Dir, p, opt, st, best); err != nil {
+			return err
+		}
+		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), step)
+		saved, savedAt = step, time.Now()
+		return nil
+	}
+	// stop ends a run cancelled (Ctrl-C, SIGTERM, SIGHUP) after done
+	// steps: their weights are checkpointed first, so at most the step in
+	// progress is lost. A stop inside the dev evaluation of step done
+	// checkpoints with the evaluation pending; --resume runs it first.
+	stop := func(at, done int, evalPending bool) error {
+		cause, where := ctx.Err(), ""
+		if evalPending {
+			where = " (dev evaluation)"
+		}
+		if done > saved || evalPending {
+			st.EvalPending = evalPending
+			if err := checkpoint(done, false); err != nil {
+				return fmt.Errorf("interrupted at step %d%s; the checkpoint of step %d failed (%v); last checkpoint: %s: %w", at, where, done, err, lastGood, cause)
+			}
+		}
+		return fmt.Errorf("interrupted at step %d%s; checkpoint %s; --resume continues from it: %w", at, where, lastGood, cause)
+	}
+	// evaluate scores the dev set after step, keeps the best weights and
+	// checkpoints.
+	evaluate := func(step int) error {
+		best := false // without a dev set no step is evaluated, none is best
+		if len(devEx) > 0 {
+			if evalHook != nil {
+				evalHook(step)
+			}
+			sub := bar.Sub(fmt.Sprintf("dev evaluation at step %d: decoded", step), int64(evalLimit(&cfg, len(devEx))))
+			dl, em, err := Evaluate(ctx, eval, vocab, o.Dev, devEx, &cfg, sub)
+			sub.Finish()
+			if err != nil && ctx.Err() != nil {
+				return stop(step, step, true)
+			}
+			if err != nil {
+				return fmt.Errorf("step %d: dev: %w", step, err)
+			}
+			if err := metrics.Encode(map[string]any{"step": step, "dev_loss": round(dl), "dev_em": round(em)}); err != nil {
+				return err
+			}
+			best = st.BestStep == 0 || em > st.BestEM || (em == st.BestEM && dl < st.BestLoss)
+			if best {
+				st.BestStep, st.BestEM, st.BestLoss = step, em, dl
+			}
+			shown := res.TrainLoss // the mean since the last log line when steps ran since
+			if nLoss > 0 {
+				shown = sumLoss / float64(nLoss)
+			}
+			bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", shown, dl, 100*em))
+		}
+		st.EvalPending = false
+		return checkpoint(step, best)
+	}
+	if st.EvalPending {
+		// Stopped inside this step's dev evaluation: finish it first, as
+		// the uninterrupted run did.
+		if err := evaluate(st.Step); err != nil {
+			return nil, err
+		}
+	}
 	for step := st.Step + 1; step <= cfg.Steps; step++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("interrupted at step %d; last checkpoint: %s: %w", step, lastGood, err)
+		if ctx.Err() != nil {
+			return nil, stop(step, step-1, false)
 		}
 		stepStart := time.Now()
 		bt := ep.batch(step)
@@ -301,7 +402,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if eng != nil {
 			// Step leaves the weights alone on a non-finite loss or norm.
 			if loss, norm, err = eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr); err != nil {
-				return nil, fmt.Errorf("step %d: %s: %w", step, o.Backend.Name(), err)
+				return nil, fmt.Errorf("step %d: %s: %w", step, device, err)
 			}
 		} else {
 			if loss, err = m.Loss(bt, true, cfg.LabelSmoothing, step); err != nil {
@@ -322,7 +423,6 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		sumLoss += loss
 		sumTok += float64(bt.Tokens)
 		nLoss++
-		bar.Add(1)
 		if step%o.LogEvery == 0 || step == cfg.Steps {
 			el := time.Since(tick).Seconds()
 			res.TrainLoss = sumLoss / float64(nLoss)
@@ -333,41 +433,19 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			bar.SetExtra(fmt.Sprintf("loss %.4f  %.0f tok/s", res.TrainLoss, sumTok/el))
 			sumLoss, sumTok, nLoss, tick = 0, 0, 0, time.Now()
 		}
-		if (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || step == cfg.Steps {
-			best := true
-			if len(devEx) > 0 {
-				dl, em, err := Evaluate(ctx, eval, vocab, o.Dev, devEx, &cfg)
-				if err != nil && ctx.Err() != nil {
-					return nil, fmt.Errorf("interrupted at step %d (dev evaluation); last checkpoint: %s: %w", step, lastGood, ctx.Err())
-				}
-				if err != nil {
-					return nil, fmt.Errorf("step %d: dev: %w", step, err)
-				}
-				if err := metrics.Encode(map[string]any{"step": step, "dev_loss": round(dl), "dev_em": round(em)}); err != nil {
-					return nil, err
-				}
-				best = st.BestStep == 0 || em > st.BestEM || (em == st.BestEM && dl < st.BestLoss)
-				if best {
-					st.BestStep, st.BestEM, st.BestLoss = step, em, dl
-				}
-				shown := res.TrainLoss // the mean since the last log line when steps ran since
-				if nLoss > 0 {
-					shown = sumLoss / float64(nLoss)
-				}
-				bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", shown, dl, 100*em))
-			} else {
-				st.BestStep = step
-			}
-			if eng != nil {
-				if err := syncHost(eng, opt); err != nil {
-					return nil, fmt.Errorf("step %d: checkpoint: %s: %w", step, o.Backend.Name(), err)
-				}
-			}
-			st.Step, st.AdamT = step, opt.T
-			if err := saveCheckpoint(o.Dir, p, opt, st, best); err != nil {
+		bar.Add(1)
+		stepPause()
+		switch {
+		case (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || step == cfg.Steps:
+			if err := evaluate(step); err != nil {
 				return nil, err
 			}
-			lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), step)
+		case o.CheckpointEvery > 0 && time.Since(savedAt) >= o.CheckpointEvery:
+			// A time-based checkpoint: weights only, no evaluation, so
+			// the run's results do not depend on when it was taken.
+			if err := checkpoint(step, false); err != nil {
+				return nil, err
+			}
 		}
 	}
 	res.Steps = cfg.Steps
@@ -379,14 +457,34 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	return res, nil
 }
 
+// etaFrom is the step from which the progress line estimates the time to
+// finish: the first steps build graphs and are slower than the rest.
+const etaFrom = 20
+
+// Test hooks: progressInterval >= 0 replaces the progress line interval;
+// evalHook runs before each dev evaluation.
+var (
+	progressInterval time.Duration = -1
+	evalHook         func(step int)
+)
+
+// evalLimit is the number of dev examples Evaluate scores.
+func evalLimit(cfg *Config, n int) int {
+	if cfg.EvalLimit > 0 && cfg.EvalLimit < n {
+		return cfg.EvalLimit
+	}
+	return n
+}
+
 // trimMetrics drops the lines a stopped run logged after its last
-// checkpoint, so a resumed run's metrics.jsonl has each step once.
-func trimMetrics(path string, step int) error {
+// checkpoint, so a resumed run's metrics.jsonl has each step once, and
+// appends extra.
+func trimMetrics(path string, step int, extra []byte) error {
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) && extra == nil {
 		return nil
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	var keep []byte
@@ -399,6 +497,7 @@ func trimMetrics(path string, step int) error {
 		}
 		keep = append(keep, line...)
 	}
+	keep = append(keep, extra...)
 	return replaceSynced(path, func(w io.Writer) error {
 		_, err := w.Write(keep)
 		return err
@@ -452,61 +551,4 @@ func bytesFill(b []byte) func(io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	}
-}
-
-// epochs gives the batch of each step: epoch e's batches are shuffled by
-// the sub-stream "batches/e" of the seed, so step s's batch depends only
-// on (seed, s) and a resumed run sees the same batches.
-type epochs struct {
-	ex    []models.Example
-	cfg   *Config
-	cur   int
-	order []*models.Batch
-}
-
-func (e *epochs) batch(step int) *models.Batch {
-	if e.order == nil {
-		e.cur = -1
-		e.order = e.make(0)
-	}
-	n := len(e.order)
-	ep, k := (step-1)/n, (step-1)%n
-	if ep != e.cur {
-		e.order, e.cur = e.make(ep), ep
-	}
-	return e.order[k]
-}
-
-func (e *epochs) make(ep int) []*models.Batch {
-	rng := data.SubRand(e.cfg.Seed, "batches/"+strconv.Itoa(ep))
-	return models.Batches(e.ex, e.cfg.Batch, e.cfg.BatchTokens, e.cfg.BucketWidth, rng)
-}
-
-// Evaluate returns the mean token loss and the greedy exact match over
-// (at most EvalLimit of) the dev examples. Exact match compares the
-// decoded tokens, separators removed, with the record's output tokens.
-func Evaluate(ctx context.Context, m models.Seq2Seq, v *models.Vocab, recs []data.Record, ex []models.Example, cfg *Config) (loss, em float64, err error) {
-	if cfg.EvalLimit > 0 && len(ex) > cfg.EvalLimit {
-		ex, recs = ex[:cfg.EvalLimit], recs[:cfg.EvalLimit]
-	}
-	var tot, toks float64
-	for _, bt := range models.Batches(ex, cfg.Batch, cfg.BatchTokens, cfg.BucketWidth, nil) {
-		l, err := m.Loss(bt, false, 0, 0)
-		if err != nil {
-			return 0, 0, err
-		}
-		tot += l * float64(bt.Tokens)
-		toks += float64(bt.Tokens)
-	}
-	dec, err := Decode(ctx, m, ex, DecodeOptions{Beam: 1, MaxLen: cfg.Model.MaxTgtLen, Batch: cfg.Batch, Width: cfg.BucketWidth}, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	hit := 0
-	for i := range dec {
-		if v.DetokSource(dec[i].Hyps[0].IDs, models.SourceTokens(&recs[i])) == strings.Join(models.Tokens(recs[i].Output), " ") {
-			hit++
-		}
-	}
-	return tot / toks, float64(hit) / float64(len(ex)), nil
 }

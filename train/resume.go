@@ -1,13 +1,17 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"compbench/models"
 	"compbench/provenance"
@@ -89,6 +93,85 @@ type resumePoint struct {
 	// data are the fingerprints to record when the data changed (nil:
 	// keep data.json as it is).
 	data []DataFile
+	// changes are the settings this resume changes (ResumableKeys only),
+	// written back to config.json and logged in metrics.jsonl.
+	changes []Change
+	// config is config.json's new bytes when changes is not empty.
+	config []byte
+}
+
+// ResumableKeys are the config keys a resume may change (the flags
+// --steps, --eval-every and --eval-limit): how long to train and how often
+// and how much to evaluate. The rest shape the trajectory of the weights
+// (a resumed run must end where an uninterrupted one with the same
+// settings would), or the model itself.
+var ResumableKeys = []string{"steps", "eval_every", "eval_limit"}
+
+// Change is one config setting that differs between two configs: Key as
+// in config.json ("lr", "model.dim"), From and To as JSON.
+type Change struct {
+	Key, From, To string
+}
+
+// ConfigChanges lists the keys whose values differ from a to b, sorted.
+func ConfigChanges(a, b Config) ([]Change, error) {
+	fa, err := flatConfig(a)
+	if err != nil {
+		return nil, err
+	}
+	fb, err := flatConfig(b)
+	if err != nil {
+		return nil, err
+	}
+	keys := make(map[string]bool)
+	for k := range fa {
+		keys[k] = true
+	}
+	for k := range fb {
+		keys[k] = true
+	}
+	var out []Change
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if fa[k] != fb[k] {
+			out = append(out, Change{Key: k, From: orNone(fa[k]), To: orNone(fb[k])})
+		}
+	}
+	return out, nil
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
+}
+
+// flatConfig maps each leaf of c's JSON to its JSON value, nested keys
+// dotted ("model.dim").
+func flatConfig(c Config) (map[string]string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string)
+	var walk func(prefix string, raw json.RawMessage) error
+	walk = func(prefix string, raw json.RawMessage) error {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			out[prefix] = string(raw)
+			return nil
+		}
+		for k, v := range obj {
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			if err := walk(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return out, walk("", b)
 }
 
 // readResume reads and checks everything resuming dir needs: config.json
@@ -109,8 +192,15 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 		return nil, fmt.Errorf("%s: %w", cfgPath, err)
 	}
 	cfg.Model.SrcVocab, cfg.Model.TgtVocab = saved.Model.SrcVocab, saved.Model.TgtVocab
-	if saved.Model != cfg.Model || saved.Seed != cfg.Seed {
-		return nil, fmt.Errorf("the model or seed differs from %s; resuming needs the same ones", cfgPath)
+	changes, err := ConfigChanges(saved, *cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range changes {
+		if !slices.Contains(ResumableKeys, c.Key) {
+			return nil, fmt.Errorf("%s is %s in %s, %s asked for: a resume keeps the run's settings except %s",
+				c.Key, c.From, cfgPath, c.To, strings.Join(ResumableKeys, ", "))
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -123,7 +213,12 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 		return nil, fmt.Errorf("%s has %d/%d tokens, %s says %d/%d", filepath.Join(dir, VocabFile),
 			len(v.Source), len(v.Target), cfgPath, saved.Model.SrcVocab, saved.Model.TgtVocab)
 	}
-	rp := &resumePoint{vocab: v}
+	rp := &resumePoint{vocab: v, changes: changes}
+	if len(changes) > 0 {
+		if rp.config, err = cfg.Marshal(); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkData(dir, o, rp); err != nil {
 		return nil, err
 	}
