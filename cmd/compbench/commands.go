@@ -36,6 +36,7 @@ var commands = map[string]command{
 	"gen":         {"generate a SCAN, RobustFill or grammar benchmark, or the original SCAN pool (scan-original)", runGen},
 	"completion":  {"print a bash or zsh completion script (source <(compbench completion bash))", runCompletion},
 	"version":     {"print the build: module version, VCS revision, Go version and build tags", runVersion},
+	"sweep":       {"run a grid of experiments (models x tasks x seeds) here (--local) or as a Slurm job array (--slurm)", runSweep},
 	"score":       {"GPT-2 log-likelihood of each record (prompted, or k-fold fine-tuned) for likelihood splits", runScore},
 }
 

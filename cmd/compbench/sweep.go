@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"compbench/sweep"
+)
+
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sweep", "sweep --file S --out OUT (--local [--jobs N] | --slurm [flags] | --cell NAME) | sweep --status OUT", `
+Run a grid of experiments (a paper's table) described by the sweep file S
+(JSON, unknown keys are errors; docs/sweep.md). The cross product of its axes
+(tasks or datasets, models, vary, seeds) gives cells; each cell is a run
+folder OUT/cells/NAME made by compbench gen, train, predict, finetune and eval
+run as subprocesses. A finished cell (result.json) is skipped and a started
+one resumes from its last checkpoint, so the same command continues a
+stopped sweep. A failed cell leaves error.txt and the others go on; the exit
+status is 1 when any failed. "compbench report OUT" tabulates the results.
+
+--local runs the cells here, at most --jobs at once. --slurm writes
+OUT/sweep.sbatch, a job array with one task per unfinished cell, and submits
+it with sbatch (--dry-run prints it instead); each task runs --cell NAME on a
+node, which needs this binary and OUT on a shared file system.`, stderr)
+	file := fs.String("file", "", "sweep `FILE` (JSON)")
+	out := fs.String("out", "", "sweep output `DIR`")
+	local := fs.Bool("local", false, "run the cells on this machine")
+	jobs := fs.Int("jobs", 1, "cells run at once with --local")
+	slurm := fs.Bool("slurm", false, "submit the cells as a Slurm job array")
+	cell := fs.String("cell", "", "run the one cell `NAME` (what each Slurm array task does)")
+	status := fs.String("status", "", "print the state of each cell of the sweep in `DIR` and exit")
+	dry := fs.Bool("dry-run", false, "with --slurm: write and print the sbatch script, do not submit it")
+	var sl sweep.Slurm
+	fs.StringVar(&sl.Partition, "partition", "", "Slurm `PARTITION`")
+	fs.StringVar(&sl.Gres, "gres", "", "generic resources per cell, e.g. gpu:1")
+	fs.StringVar(&sl.Time, "time", "", "time limit per cell, `HH:MM:SS` or D-HH:MM:SS")
+	fs.StringVar(&sl.Mem, "mem", "", "memory per cell, e.g. 16G")
+	fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per cell (0: the cluster's default)")
+	fs.IntVar(&sl.MaxRunning, "max-running", 0, "at most `K` cells running at once (the array's %K; 0: no limit)")
+	fs.Var((*listFlag)(&sl.Extra), "sbatch-arg", "one more sbatch `OPTION` (--account=lab), repeatable")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("sweep: unexpected argument %q", pos[0])
+	}
+	if *status != "" {
+		return sweepStatus(ctx, *status, stdout)
+	}
+	modes := 0
+	for _, b := range []bool{*local, *slurm, *cell != ""} {
+		if b {
+			modes++
+		}
+	}
+	switch {
+	case *file == "" || *out == "":
+		return usagef("sweep: --file and --out are required")
+	case modes != 1:
+		return usagef("sweep: give one of --local, --slurm and --cell")
+	case *jobs < 1:
+		return usagef("sweep: --jobs %d: want at least 1", *jobs)
+	case *dry && !*slurm:
+		return usagef("sweep: --dry-run goes with --slurm")
+	}
+	if err := sl.Check(); err != nil {
+		return usagef("sweep: %v", err)
+	}
+	spec, err := sweep.Load(*file)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := recordSpec(spec, *out); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("sweep: finding the compbench binary: %w", err)
+	}
+	r := &cellRunner{spec: spec, out: *out, self: self}
+	cells := spec.Cells()
+	switch {
+	case *cell != "":
+		c, err := spec.Find(*cell)
+		if err != nil {
+			return usagef("sweep: --cell: %v", err)
+		}
+		if sweep.StateOf(c.Dir(*out)) == sweep.Finished {
+			fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
+			return nil
+		}
+		if err := r.run(ctx, c); err != nil {
+			return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
+		}
+		return nil
+	case *slurm:
+		return submitSweep(ctx, spec, *out, self, sl, *dry, stdout)
+	}
+	n := sweep.RunLocal(ctx, *out, cells, *jobs, r.run, stderr)
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("sweep: stopped with %d of %d cells done; run the same command again to continue", n.Done, n.Total)
+	case n.Failed > 0:
+		return fmt.Errorf("sweep: %d of %d cells failed (see %s)", n.Failed, n.Total, filepath.Join(*out, sweep.CellsDir, "*", sweep.ErrorFile))
+	}
+	fmt.Fprintf(stdout, "sweep: %d cells finished in %s; compbench report %s tabulates them\n", n.Total, *out, *out)
+	return nil
+}
+
+// recordSpec writes the resolved sweep file to OUT/sweep.json, or checks
+// that the one there is the same: cells are matched by name, so reusing OUT
+// for a different sweep would mix their results.
+func recordSpec(spec *sweep.Spec, out string) error {
+	b, err := spec.Marshal()
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(out, sweep.SpecFile)
+	old, err := os.ReadFile(path)
+	switch {
+	case err == nil && !bytes.Equal(old, b):
+		return usagef("sweep: %s holds another sweep (its %s differs from --file): give a new --out, or remove %s to reuse the finished cells", out, sweep.SpecFile, path)
+	case err == nil:
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	return writeAtomic(path, b)
+}
+
+// submitSweep writes OUT/sweep.sbatch over the unfinished cells and submits
+// it, or prints it with dry.
+func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl sweep.Slurm, dry bool, stdout io.Writer) error {
+	cells := spec.Cells()
+	var todo []int
+	for _, c := range cells {
+		if sweep.StateOf(c.Dir(out)) != sweep.Finished {
+			todo = append(todo, c.Index)
+		}
+	}
+	if len(todo) == 0 {
+		fmt.Fprintf(stdout, "sweep: all %d cells are finished; nothing to submit\n", len(cells))
+		return nil
+	}
+	script, err := sweep.Script(self, out, spec.Name, cells, todo, sl)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(out, "sweep.sbatch")
+	if err := writeAtomic(path, []byte(script)); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if dry {
+		fmt.Fprintf(stdout, "%s\n# submit with: sbatch %s\n", script, path)
+		return nil
+	}
+	id, err := sweep.Submit(ctx, out, path)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	fmt.Fprintf(stdout, "sweep: submitted job %s: %d of %d cells (%s); compbench sweep --status %s follows them\n", id, len(todo), len(cells), path, out)
+	return nil
+}
+
+// sweepStatus prints each cell's state from its folder and, where Slurm
+// still knows the array task, squeue's state.
+func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
+	spec, err := sweep.Load(filepath.Join(out, sweep.SpecFile))
+	if err != nil {
+		return usagef("sweep: --status: %v", err)
+	}
+	q := sweep.Queue(ctx, out)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "cell\tstate\tslurm")
+	counts := map[sweep.State]int{}
+	for _, c := range spec.Cells() {
+		st := sweep.StateOf(c.Dir(out))
+		counts[st]++
+		slurm := q[c.Index]
+		if slurm == "" {
+			slurm = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, st, slurm)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%d finished, %d started, %d failed, %d pending\n",
+		counts[sweep.Finished], counts[sweep.Started], counts[sweep.Failed], counts[sweep.Pending])
+	return err
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"compbench/data/split"
+	"compbench/eval"
+	"compbench/sweep"
+	"compbench/train"
+)
+
+// stopGrace is how long a stage may take to stop after SIGTERM (its last
+// checkpoint is on disk already) before it is killed.
+const stopGrace = 30 * time.Second
+
+// trainSecondsFile accumulates the training stage's wall time over the
+// invocations that ran it.
+const trainSecondsFile = "train-seconds.txt"
+
+// cellRunner runs the stages of cells as compbench subprocesses: each is an
+// ordinary process that a signal or Slurm can stop, and train's own
+// --resume continues a half-finished cell.
+type cellRunner struct {
+	spec *sweep.Spec
+	out  string
+	// self is the compbench binary.
+	self string
+}
+
+// cellFiles are a cell's data files.
+type cellFiles struct{ train, dev, test, finetune, split string }
+
+// run runs cell c's stages that are not done yet, then writes result.json.
+// A failure is recorded in the cell's error.txt with its log's tail.
+func (r *cellRunner) run(ctx context.Context, c sweep.Cell) error {
+	dir := c.Dir(r.out)
+	err := r.stages(ctx, c, dir)
+	if err != nil && ctx.Err() == nil {
+		msg := err.Error() + "\n\n" + tail(filepath.Join(dir, sweep.LogFile), 40)
+		if werr := writeAtomic(filepath.Join(dir, sweep.ErrorFile), []byte(msg)); werr != nil {
+			return fmt.Errorf("%w (and writing %s: %v)", err, sweep.ErrorFile, werr)
+		}
+	}
+	return err
+}
+
+func (r *cellRunner) stages(ctx context.Context, c sweep.Cell, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cell %s: %w", c.Name, err)
+	}
+	if err := os.Remove(filepath.Join(dir, sweep.ErrorFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	cb, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, sweep.CellFile), append(cb, '\n')); err != nil {
+		return err
+	}
+	cfg, err := r.spec.TrainConfig(c)
+	if err != nil {
+		return fmt.Errorf("cell %s: %w", c.Name, err)
+	}
+	if err := writeAtomic(filepath.Join(dir, sweep.ConfigPatch), cfg); err != nil {
+		return err
+	}
+	f, err := r.data(ctx, c, dir)
+	if err != nil {
+		return err
+	}
+	if err := r.train(ctx, c, dir, f); err != nil {
+		return err
+	}
+	if err := r.predictEval(ctx, dir, f.test); err != nil {
+		return err
+	}
+	if ft := r.spec.Finetune; ft != nil && f.finetune != "" {
+		ftDir := filepath.Join(dir, sweep.FinetuneDir)
+		if !exists(filepath.Join(ftDir, sweep.TestPreds)) {
+			args := []string{"finetune", "--run", dir, "--data", f.finetune, "--out", ftDir, "--steps", strconv.Itoa(ft.Steps), "--force"}
+			if ft.LR > 0 {
+				args = append(args, "--lr", strconv.FormatFloat(ft.LR, 'g', -1, 64))
+			}
+			if _, err := r.stage(ctx, dir, args...); err != nil {
+				return err
+			}
+		}
+		if err := r.predictEval(ctx, ftDir, f.test); err != nil {
+			return err
+		}
+	}
+	res, err := r.result(c, dir, f)
+	if err != nil {
+		return fmt.Errorf("cell %s: result: %w", c.Name, err)
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, sweep.ResultFile), append(b, '\n'))
+}
+
+// data returns the cell's files, generating them first for a task.
+func (r *cellRunner) data(ctx context.Context, c sweep.Cell, dir string) (cellFiles, error) {
+	if c.Task == "" {
+		d, ok := r.spec.Dataset(c)
+		if !ok {
+			return cellFiles{}, fmt.Errorf("cell %s: no dataset %q in the sweep file", c.Name, c.Data)
+		}
+		return cellFiles{d.Train, d.Dev, d.Test, d.Finetune, d.Split}, nil
+	}
+	g := r.spec.Generate
+	dd := filepath.Join(dir, sweep.DataDir)
+	f := cellFiles{train: filepath.Join(dd, "train.jsonl"), dev: filepath.Join(dd, "dev.jsonl"),
+		test: filepath.Join(dd, "test.jsonl"), finetune: filepath.Join(dd, "finetune.jsonl")}
+	if !exists(f.test) {
+		domain := g.Domain
+		if domain == "" {
+			domain = "scan"
+		}
+		seed := g.Seed
+		if seed == 0 {
+			seed = 1
+		}
+		args := []string{"gen", domain, "--task", c.Task, "--out", dd, "--seed", strconv.FormatUint(seed, 10), "--force"}
+		for _, s := range []struct {
+			flag string
+			n    int
+		}{{"--train-size", g.TrainSize}, {"--dev-size", g.DevSize}, {"--test-size", g.TestSize}, {"--finetune-size", g.FinetuneSize}} {
+			if s.n > 0 {
+				args = append(args, s.flag, strconv.Itoa(s.n))
+			}
+		}
+		if _, err := r.stage(ctx, dir, args...); err != nil {
+			return f, err
+		}
+	}
+	if !exists(f.dev) {
+		f.dev = ""
+	}
+	if !exists(f.finetune) {
+		f.finetune = ""
+	}
+	return f, nil
+}
+
+// train trains the cell's run in its folder: skipped when finished,
+// resumed from its last checkpoint when started, else started afresh
+// (--force clears what a process killed before its first checkpoint left).
+func (r *cellRunner) train(ctx context.Context, c sweep.Cell, dir string, f cellFiles) error {
+	st, ok, err := sweep.ReadTrainState(dir)
+	if err != nil {
+		return err
+	}
+	args := []string{"train", "--train", f.train, "--out", dir}
+	if f.dev != "" {
+		args = append(args, "--dev", f.dev)
+	}
+	if ok || exists(filepath.Join(dir, ".checkpoint-pending")) {
+		cfg, err := train.LoadConfig(filepath.Join(dir, train.ConfigFile), train.DefaultConfig())
+		if err != nil {
+			return err
+		}
+		if ok && st.Step >= cfg.Steps && !exists(filepath.Join(dir, ".checkpoint-pending")) {
+			return nil
+		}
+		args = append(args, "--resume")
+	} else {
+		args = append(args, "--model", c.Model, "--config", filepath.Join(dir, sweep.ConfigPatch),
+			"--seed", strconv.FormatUint(c.Seed, 10), "--force")
+	}
+	start := time.Now()
+	_, err = r.stage(ctx, dir, args...)
+	secs := readSeconds(filepath.Join(dir, trainSecondsFile)) + time.Since(start).Seconds()
+	if werr := writeAtomic(filepath.Join(dir, trainSecondsFile), []byte(strconv.FormatFloat(secs, 'f', 3, 64)+"\n")); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+// predictEval decodes the test set with the run in runDir and scores it,
+// each step skipped when its output exists.
+func (r *cellRunner) predictEval(ctx context.Context, runDir, test string) error {
+	preds := filepath.Join(runDir, sweep.TestPreds)
+	if !exists(preds) {
+		args := []string{"predict", "--run", runDir, "--in", test, "--out", preds}
+		if r.spec.Beam > 1 {
+			args = append(args, "--beam", strconv.Itoa(r.spec.Beam))
+		}
+		if _, err := r.stage(ctx, runDir, args...); err != nil {
+			return err
+		}
+	}
+	evals := []struct {
+		file  string
+		extra []string
+	}{{sweep.TestEval, nil}}
+	if r.spec.Execute {
+		evals = append(evals, struct {
+			file  string
+			extra []string
+		}{"test.exec.json", []string{"--execute"}})
+	}
+	for _, e := range evals {
+		path := filepath.Join(runDir, e.file)
+		if exists(path) {
+			continue
+		}
+		out, err := r.stage(ctx, runDir, append([]string{"eval", "--gold", test, "--pred", preds, "--json"}, e.extra...)...)
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(path, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stage runs compbench with args, its stderr appended to the cell's log;
+// it returns the stdout. Cancelling ctx sends SIGTERM, as Ctrl-C or Slurm
+// would, and waits stopGrace before killing.
+func (r *cellRunner) stage(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cellDir := dir
+	if filepath.Base(dir) == sweep.FinetuneDir {
+		cellDir = filepath.Dir(dir)
+	}
+	logf, err := os.OpenFile(filepath.Join(cellDir, sweep.LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "\n$ compbench %s\n", strings.Join(args, " "))
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, r.self, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, logf
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = stopGrace
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compbench %s: stopped: %w", args[0], ctx.Err())
+		}
+		return nil, fmt.Errorf("compbench %s: %w (log: %s)", args[0], err, logf.Name())
+	}
+	if args[0] != "eval" {
+		logf.Write(stdout.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// result gathers the finished stages' outputs into result.json.
+func (r *cellRunner) result(c sweep.Cell, dir string, f cellFiles) (*sweep.Result, error) {
+	res := &sweep.Result{Cell: c, DevEM: -1}
+	st, _, err := sweep.ReadTrainState(dir)
+	if err != nil {
+		return nil, err
+	}
+	res.Steps, res.BestStep = st.Step, st.BestStep
+	if f.dev != "" {
+		res.DevEM = st.BestEM
+	}
+	res.TrainLoss = lastLoss(filepath.Join(dir, train.MetricsFile))
+	res.TrainSeconds = readSeconds(filepath.Join(dir, trainSecondsFile))
+	if res.TestEM, err = readAccuracy(filepath.Join(dir, sweep.TestEval)); err != nil {
+		return nil, err
+	}
+	if r.spec.Execute {
+		v, err := readAccuracy(filepath.Join(dir, "test.exec.json"))
+		if err != nil {
+			return nil, err
+		}
+		res.TestExec = &v
+	}
+	ftDir := filepath.Join(dir, sweep.FinetuneDir)
+	if exists(filepath.Join(ftDir, sweep.TestEval)) {
+		v, err := readAccuracy(filepath.Join(ftDir, sweep.TestEval))
+		if err != nil {
+			return nil, err
+		}
+		res.FewShotEM = &v
+		if r.spec.Execute {
+			v, err := readAccuracy(filepath.Join(ftDir, "test.exec.json"))
+			if err != nil {
+				return nil, err
+			}
+			res.FewShotExec = &v
+		}
+	}
+	if f.split != "" {
+		b, err := os.ReadFile(f.split)
+		if err != nil {
+			return nil, err
+		}
+		var sf struct {
+			Stats split.Stats `json:"stats"`
+		}
+		if err := json.Unmarshal(b, &sf); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.split, err)
+		}
+		res.CompoundDivergence = sf.Stats.CompoundDivergence
+	}
+	return res, nil
+}
+
+func readAccuracy(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var s eval.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return s.Accuracy, nil
+}
+
+// lastLoss is the training loss of metrics.jsonl's last training line.
+func lastLoss(path string) float64 {
+	b, _ := os.ReadFile(path)
+	loss := 0.0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var m struct {
+			Loss *float64 `json:"loss"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Loss != nil {
+			loss = *m.Loss
+		}
+	}
+	return loss
+}
+
+func readSeconds(path string) float64 {
+	b, _ := os.ReadFile(path)
+	v, _ := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	return v
+}
+
+// tail is the last n lines of a file.
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// writeAtomic writes a file by renaming a complete temporary over it, so a
+// reader (the report, a resumed sweep) never sees half of it.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

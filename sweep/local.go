@@ -1,0 +1,83 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// RunCell runs one cell to its end (all stages) or returns why not.
+type RunCell func(ctx context.Context, c Cell) error
+
+// Counts tallies a local sweep.
+type Counts struct {
+	Total, Done, Skipped, Running, Failed int
+}
+
+func (n Counts) String() string {
+	return fmt.Sprintf("%d/%d cells done (%d already), %d running, %d failed", n.Done, n.Total, n.Skipped, n.Running, n.Failed)
+}
+
+// RunLocal runs the cells not yet finished, at most jobs at once, calling
+// run for each; it prints a progress line to progress at every change. A
+// failing cell does not stop the others. When ctx is cancelled no new cell
+// starts and RunLocal waits for the running ones to stop.
+func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCell, progress io.Writer) Counts {
+	if jobs < 1 {
+		jobs = 1
+	}
+	n := Counts{Total: len(cells)}
+	var mu sync.Mutex
+	start := time.Now()
+	report := func() {
+		fmt.Fprintf(progress, "sweep: %s, %s\n", n, time.Since(start).Round(time.Second))
+	}
+	var todo []Cell
+	for _, c := range cells {
+		if StateOf(c.Dir(out)) == Finished {
+			n.Done++
+			n.Skipped++
+			continue
+		}
+		todo = append(todo, c)
+	}
+	report()
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for _, c := range todo {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		mu.Lock()
+		n.Running++
+		report()
+		mu.Unlock()
+		wg.Add(1)
+		go func(c Cell) {
+			defer wg.Done()
+			err := run(ctx, c)
+			mu.Lock()
+			n.Running--
+			switch {
+			case err == nil:
+				n.Done++
+			case ctx.Err() == nil:
+				// A cell stopped by the cancellation is unfinished,
+				// not failed: the next run resumes it.
+				n.Failed++
+				fmt.Fprintf(progress, "sweep: cell %s failed: %v\n", c.Name, err)
+			}
+			report()
+			mu.Unlock()
+			<-sem
+		}(c)
+	}
+	wg.Wait()
+	return n
+}

@@ -1,0 +1,184 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Slurm are the job array's settings; empty ones are left to the
+// cluster's defaults.
+type Slurm struct {
+	Partition string
+	Gres      string
+	// Time is the limit per array task, HH:MM:SS or D-HH:MM:SS.
+	Time string
+	Mem  string
+	// CPUs is --cpus-per-task (0: the cluster's default).
+	CPUs int
+	// MaxRunning throttles the array to K tasks at once (%K); 0: no limit.
+	MaxRunning int
+	// Extra are more sbatch options, each written as one #SBATCH line.
+	Extra []string
+}
+
+var slurmTime = regexp.MustCompile(`^(\d+-)?\d{1,3}(:\d\d){0,2}$`)
+
+// Check refuses values sbatch would refuse later, on the login node.
+func (s Slurm) Check() error {
+	if s.Time != "" && !slurmTime.MatchString(s.Time) {
+		return fmt.Errorf("--time %q: want HH:MM:SS or D-HH:MM:SS", s.Time)
+	}
+	if s.CPUs < 0 || s.MaxRunning < 0 {
+		return errors.New("--cpus-per-task and --max-running must be >= 0")
+	}
+	for _, v := range []string{s.Partition, s.Gres, s.Mem} {
+		if strings.ContainsAny(v, " \n'\"") {
+			return fmt.Errorf("slurm option %q: no spaces or quotes", v)
+		}
+	}
+	for _, e := range s.Extra {
+		if !strings.HasPrefix(e, "-") || strings.Contains(e, "\n") {
+			return fmt.Errorf("--sbatch-arg %q: want one sbatch option such as --account=lab", e)
+		}
+	}
+	return nil
+}
+
+// Script is the sbatch file of a job array over cells: array index i runs
+// cells[i] with "SELF sweep --file OUT/sweep.json --out OUT --cell NAME".
+// Only the indices in todo are submitted, so resubmitting skips the
+// finished cells.
+func Script(self, out, name string, cells []Cell, todo []int, s Slurm) (string, error) {
+	if len(todo) == 0 {
+		return "", errors.New("no cells to submit")
+	}
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, len(todo))
+	for i, t := range todo {
+		ids[i] = strconv.Itoa(t)
+	}
+	array := strings.Join(ids, ",")
+	if s.MaxRunning > 0 {
+		array += "%" + strconv.Itoa(s.MaxRunning)
+	}
+	var b bytes.Buffer
+	b.WriteString("#!/bin/bash\n")
+	job := "compbench-sweep"
+	if name != "" {
+		job = "compbench-" + unsafeName.ReplaceAllString(name, "_")
+	}
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", job)
+	fmt.Fprintf(&b, "#SBATCH --array=%s\n", array)
+	fmt.Fprintf(&b, "#SBATCH --output=%s/%%A_%%a.out\n", filepath.Join(out, "slurm"))
+	// One task per cell: the cell's stages run one after another.
+	b.WriteString("#SBATCH --ntasks=1\n")
+	opt := func(flag, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "#SBATCH --%s=%s\n", flag, v)
+		}
+	}
+	opt("partition", s.Partition)
+	opt("gres", s.Gres)
+	opt("time", s.Time)
+	opt("mem", s.Mem)
+	if s.CPUs > 0 {
+		opt("cpus-per-task", strconv.Itoa(s.CPUs))
+	}
+	for _, e := range s.Extra {
+		fmt.Fprintf(&b, "#SBATCH %s\n", e)
+	}
+	b.WriteString("\n# Written by compbench sweep --slurm. Each array task runs one cell and\n")
+	b.WriteString("# writes only inside OUT/cells/NAME; a rerun resumes it from its last checkpoint.\n")
+	b.WriteString("cells=(\n")
+	for _, c := range cells {
+		fmt.Fprintf(&b, "  %s\n", shellQuote(c.Name))
+	}
+	b.WriteString(")\n")
+	fmt.Fprintf(&b, "exec %s sweep --file %s --out %s --cell \"${cells[$SLURM_ARRAY_TASK_ID]}\"\n",
+		shellQuote(self), shellQuote(filepath.Join(out, SpecFile)), shellQuote(out))
+	return b.String(), nil
+}
+
+func shellQuote(s string) string {
+	if regexp.MustCompile(`^[A-Za-z0-9_./=+:-]+$`).MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// JobsFile lists the job ids of the submitted arrays, one a line.
+const JobsFile = "slurm-jobs.txt"
+
+// Submit runs sbatch --parsable on script and returns the job id; the id
+// is appended to OUT/slurm-jobs.txt.
+func Submit(ctx context.Context, out, script string) (string, error) {
+	sbatch, err := exec.LookPath("sbatch")
+	if err != nil {
+		return "", errors.New("sbatch not found on PATH: run this on a Slurm login node, or use --local (--dry-run writes the script only)")
+	}
+	if err := os.MkdirAll(filepath.Join(out, "slurm"), 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, sbatch, "--parsable", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("sbatch --parsable %s: %v: %s", script, err, strings.TrimSpace(stderr.String()))
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(stdout.String()), ";")
+	if id == "" {
+		return "", fmt.Errorf("sbatch --parsable %s printed no job id (stderr: %s)", script, strings.TrimSpace(stderr.String()))
+	}
+	f, err := os.OpenFile(filepath.Join(out, JobsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return id, err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, id)
+	return id, err
+}
+
+// Queue is the state of the cells' array tasks that Slurm still knows,
+// by array index, from squeue (empty where squeue is missing or fails).
+func Queue(ctx context.Context, out string) map[int]string {
+	q := map[int]string{}
+	b, err := os.ReadFile(filepath.Join(out, JobsFile))
+	if err != nil {
+		return q
+	}
+	ids := strings.Fields(string(b))
+	if len(ids) == 0 {
+		return q
+	}
+	squeue, err := exec.LookPath("squeue")
+	if err != nil {
+		return q
+	}
+	// -r lists each array task on its own line: JOBID_INDEX STATE.
+	o, err := exec.CommandContext(ctx, squeue, "-h", "-r", "-o", "%i %T", "-j", strings.Join(ids, ",")).Output()
+	if err != nil {
+		return q
+	}
+	for _, line := range strings.Split(string(o), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		_, idx, ok := strings.Cut(f[0], "_")
+		if n, err := strconv.Atoi(idx); ok && err == nil {
+			q[n] = strings.ToLower(f[1])
+		}
+	}
+	return q
+}
