@@ -43,3 +43,7 @@ func appendProvenance(dir string, step int, r *provenance.Record) error {
 	}
 	return f.Close()
 }
+
+// RunFiles lists the files a run folder owns (what --force replaces), for
+// callers that must not write over them.
+func RunFiles() []string { return append([]string(nil), runFiles...) }

@@ -37,8 +37,7 @@ func runPaths(flag, dir string) []data.Named {
 		return nil
 	}
 	out := files(flag, dir)
-	for _, f := range []string{train.ConfigFile, train.VocabFile, train.ModelFile, train.BestFile,
-		train.OptimFile, train.StateFile, train.MetricsFile, train.DataFileName} {
+	for _, f := range train.RunFiles() {
 		out = append(out, data.Named{Flag: flag, Path: filepath.Join(dir, f)})
 	}
 	return out
