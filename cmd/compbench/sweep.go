@@ -77,6 +77,12 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	if err != nil {
 		return usagef("%v", err)
 	}
+	var one sweep.Cell
+	if *cell != "" {
+		if one, err = spec.Find(*cell); err != nil {
+			return usagef("sweep: --cell: %v", err)
+		}
+	}
 	if err := recordSpec(spec, *out); err != nil {
 		return err
 	}
@@ -88,10 +94,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	cells := spec.Cells()
 	switch {
 	case *cell != "":
-		c, err := spec.Find(*cell)
-		if err != nil {
-			return usagef("sweep: --cell: %v", err)
-		}
+		c := one
 		if sweep.StateOf(c.Dir(*out)) == sweep.Finished {
 			fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
 			return nil

@@ -1,0 +1,122 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeSpec(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSpecErrors: every bad sweep file is refused by Load, naming what is
+// wrong, before anything runs.
+func TestSpecErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "train.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := `"models":["transformer"],"seeds":[1],"tasks":["length"]`
+	for _, c := range []struct{ name, body, want string }{
+		{"unknown key", `{` + base + `,"modles":["x"]}`, `unknown field "modles"`},
+		{"unknown config key", `{` + base + `,"config":{"stpes":3}}`, `unknown field "stpes"`},
+		{"unknown model config key", `{` + base + `,"config":{"model":{"dimm":3}}}`, `unknown field "dimm"`},
+		{"bad config value", `{` + base + `,"config":{"steps":0}}`, "train at least 1 step"},
+		{"empty models", `{"models":[],"seeds":[1],"tasks":["length"]}`, "models: empty axis"},
+		{"empty seeds", `{"models":["transformer"],"seeds":[],"tasks":["length"]}`, "seeds: empty axis"},
+		{"no data", `{"models":["transformer"],"seeds":[1]}`, "tasks or a datasets axis"},
+		{"unknown model", `{"models":["transformr"],"seeds":[1],"tasks":["length"]}`, "transformr"},
+		{"unknown task", `{"models":["transformer"],"seeds":[1],"tasks":["lenght"]}`, "lenght"},
+		{"empty vary axis", `{` + base + `,"vary":[{"key":"lr","values":[]}]}`, "vary: lr: empty axis"},
+		{"unknown vary key", `{` + base + `,"vary":[{"key":"lrate","values":[1]}]}`, `unknown field "lrate"`},
+		{"vary seed", `{` + base + `,"vary":[{"key":"seed","values":[1]}]}`, "seeds axis"},
+		{"duplicate names", `{"models":["transformer"],"seeds":[1],"datasets":[{"name":"a b","train":"train.jsonl","test":"train.jsonl"},{"name":"a_b","train":"train.jsonl","test":"train.jsonl"}]}`, "two cells are named a_b.transformer.seed1"},
+		{"missing file", `{"models":["transformer"],"seeds":[1],"datasets":[{"name":"a","train":"nope.jsonl","test":"train.jsonl"}]}`, "nope.jsonl does not exist"},
+		{"trailing data", `{` + base + `} {}`, "data after the JSON object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeSpec(t, dir, c.body))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Load: %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCells: the cross product in its fixed order, stable names, and the
+// vary values in each cell's --config file.
+func TestCells(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Load(writeSpec(t, dir, `{"models":["transformer","lstm-copy"],"seeds":[1,2],"tasks":["length"],
+		"config":{"steps":5,"model":{"dim":16}},"vary":[{"key":"model.layers","values":[1,2]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	if len(cells) != 8 {
+		t.Fatalf("%d cells, want 8", len(cells))
+	}
+	for _, c := range []struct {
+		i          int
+		name, conf string
+	}{
+		{0, "length.transformer.model.layers=1.seed1", `"layers": 1`},
+		{3, "length.transformer.model.layers=2.seed2", `"layers": 2`},
+		{4, "length.lstm-copy.model.layers=1.seed1", `"dim": 16`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if cells[c.i].Name != c.name || cells[c.i].Index != c.i {
+				t.Errorf("cell %d is %s (index %d)", c.i, cells[c.i].Name, cells[c.i].Index)
+			}
+			b, err := s.TrainConfig(cells[c.i])
+			if err != nil || !strings.Contains(string(b), c.conf) || !strings.Contains(string(b), `"steps": 5`) {
+				t.Errorf("config %s (%v), want %s and steps 5", b, err, c.conf)
+			}
+		})
+	}
+}
+
+// TestScript: the array lists only the cells to run, throttled with %K,
+// and each index maps to its cell's name.
+func TestScript(t *testing.T) {
+	cells := []Cell{{Index: 0, Name: "a.m.seed1"}, {Index: 1, Name: "a.m.seed2"}, {Index: 2, Name: "b.m.seed1"}}
+	for _, c := range []struct {
+		name string
+		todo []int
+		s    Slurm
+		want []string
+	}{
+		{"all", []int{0, 1, 2}, Slurm{}, []string{"#SBATCH --array=0,1,2\n", "  b.m.seed1\n", `--cell "${cells[$SLURM_ARRAY_TASK_ID]}"`}},
+		{"throttled", []int{1, 2}, Slurm{MaxRunning: 4, Partition: "gpu", Gres: "gpu:1", Time: "02:00:00", Mem: "16G", Extra: []string{"--account=lab"}},
+			[]string{"--array=1,2%4\n", "--partition=gpu\n", "--gres=gpu:1\n", "--time=02:00:00\n", "--mem=16G\n", "#SBATCH --account=lab\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Script("/bin/compbench", "/tmp/out", "demo", cells, c.todo, c.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("script lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		s    Slurm
+	}{{"bad time", Slurm{Time: "2h"}}, {"bad extra", Slurm{Extra: []string{"account=lab"}}}, {"quote", Slurm{Partition: "a b"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.s.Check() == nil {
+				t.Errorf("%+v accepted", c.s)
+			}
+		})
+	}
+}
