@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"compbench/blas"
 	"compbench/data"
@@ -27,6 +30,7 @@ type trainFlags struct {
 	seed                             uint64
 	strict                           bool
 	ioEncoder                        string
+	preset                           string
 }
 
 // register adds the flags; their zero defaults mean "keep the config's
@@ -64,6 +68,24 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
+		if err == nil {
+			err = f.set(fl, cfg)
+		}
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("config: %v", err)
+	}
+	return nil
+}
+
+// set applies one flag given on the command line to cfg; flags that are
+// not config settings are left alone.
+func (f *trainFlags) set(fl *flag.Flag, cfg *train.Config) error {
+	var err error
+	{
 		switch fl.Name {
 		case "model":
 			err = cfg.Model.ApplyVariant(f.model)
@@ -117,14 +139,66 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 		case "strict":
 			cfg.Strict = f.strict
 		}
+	}
+	return err
+}
+
+// resumableFlags may differ from the run's config.json on --resume
+// (train.ResumableKeys): they are written back to config.json and logged
+// in metrics.jsonl. Other config flags must repeat the run's values.
+var resumableFlags = []string{"steps", "eval-every", "eval-limit"}
+
+// applyResume sets the flags given with --resume over saved, the run's
+// config.json: a flag that would change a setting outside resumableFlags
+// is a usage error naming it and both values.
+func (f *trainFlags) applyResume(fs *flag.FlagSet, saved *train.Config, path string) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		if err != nil {
+			return
+		}
+		if fl.Name == "config" {
+			err = usagef("--config starts a new run; --resume reads the run's %s (change --steps, --eval-every or --eval-limit with flags)", path)
+			return
+		}
+		if fl.Name == "preset" {
+			if f.preset != saved.Preset {
+				was := saved.Preset
+				if was == "" {
+					was = "none"
+				}
+				err = usagef("--preset %s differs from the run's preset %s (%s): --resume keeps a run's settings", f.preset, was, path)
+			}
+			return
+		}
+		if slices.Contains(resumableFlags, fl.Name) {
+			return
+		}
+		if fl.Name == "model" {
+			if f.model != saved.Model.Variant {
+				err = usagef("--model %s differs from the run's model %s (%s): --resume continues the same model", f.model, saved.Model.Variant, path)
+			}
+			return
+		}
+		one := *saved
+		if err = f.set(fl, &one); err != nil {
+			err = usagef("%v", err)
+			return
+		}
+		ch, cerr := train.ConfigChanges(*saved, one)
+		if cerr != nil {
+			err = cerr
+			return
+		}
+		if len(ch) > 0 {
+			err = usagef("--%s %s differs from the run's %s %s (%s): --resume may change only --%s",
+				fl.Name, fl.Value, ch[0].Key, ch[0].From, path, strings.Join(resumableFlags, ", --"))
+		}
 	})
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return usagef("config: %v", err)
-	}
-	return nil
+	return f.apply(fs, saved)
 }
 
 // defaultConfig is the config a new run starts from: the Transformer
@@ -147,8 +221,7 @@ func defaultConfig(model string) train.Config {
 func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (train.Config, error) {
 	cfg := defaultConfig(f.model)
 	var err error
-	switch {
-	case resume:
+	if resume {
 		// A corrupt config.json of the run is the run's fault, not a
 		// usage error: checked before flags change it.
 		path := filepath.Join(runDir, train.ConfigFile)
@@ -157,13 +230,27 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 				err = fmt.Errorf("resume: %s: %w", path, verr)
 			}
 		}
-	case f.config != "":
-		cfg, err = train.LoadConfig(f.config, cfg)
+		if err != nil {
+			return cfg, err
+		}
+		return cfg, f.applyResume(fs, &cfg, path)
 	}
-	if err != nil {
-		return cfg, err
+	if f.preset != "" {
+		if cfg, err = presetConfig(f.preset, f.model); err != nil {
+			return cfg, err
+		}
+	}
+	if f.config != "" {
+		if cfg, err = train.LoadConfig(f.config, cfg); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, f.apply(fs, &cfg)
+}
+
+// registerTrain adds the flags of train alone: --preset.
+func (f *trainFlags) registerTrain(fs *flag.FlagSet) {
+	fs.StringVar(&f.preset, "preset", "", "start from preset `NAME`'s size, schedule and batch ("+presetNames()+"; see above); --config and flags override it")
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -177,9 +264,17 @@ config.json, vocab.json, model.safetensors (latest), best.safetensors (best dev
 exact match), optim.safetensors, state.json, data.json (size and SHA-256 of
 --train and --dev) and metrics.jsonl. --resume continues a stopped run, killed
 or not, to the same weights as an uninterrupted one (docs/checkpoints.md), on
-the same data unless --allow-data-change.`, stderr)
+the same data unless --allow-data-change; with it, only --steps, --eval-every
+and --eval-limit may differ from the run's config.json. Ctrl-C, SIGTERM and
+SIGHUP checkpoint the last finished step before exiting.
+
+The defaults are the papers' settings, sized for a GPU (a step of the default
+Transformer takes seconds on a CPU). --preset NAME starts from other settings
+(config.json records the name):`+presetHelp(), stderr)
 	var tf trainFlags
 	tf.register(fs)
+	tf.registerTrain(fs)
+	ckptMinutes := fs.Float64("checkpoint-minutes", 0, "also checkpoint every `M` minutes of training (fractions allowed), besides each --eval-every; 0: off")
 	trainPath := fs.String("train", "", "training records `FILE` (JSONL, required)")
 	devPath := fs.String("dev", "", "dev records `FILE` (JSONL) for evaluation and the best checkpoint")
 	out := fs.String("out", "", "run `DIR` (required)")
@@ -197,6 +292,9 @@ the same data unless --allow-data-change.`, stderr)
 	}
 	if *resume && *force {
 		return usagef("train: --resume and --force exclude each other")
+	}
+	if *ckptMinutes < 0 {
+		return usagef("train: --checkpoint-minutes %g: want >= 0 (0: off)", *ckptMinutes)
 	}
 	if *resume && *initEnc != "" {
 		return usagef("train: --init-encoder starts a new run; --resume continues from the run's own weights")
@@ -229,7 +327,8 @@ the same data unless --allow-data-change.`, stderr)
 	if err := checkTrainData(cfg, *trainPath, recs, *devPath, dev); err != nil {
 		return err
 	}
-	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr, AllowDataChange: *allowData}
+	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr, AllowDataChange: *allowData,
+		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute))}
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
 		return err
 	}

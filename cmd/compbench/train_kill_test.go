@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,19 +193,28 @@ func stableMetrics(t *testing.T, dir string) string {
 	return unstable.ReplaceAllString(string(b), "")
 }
 
-// TestTrainStopSignals: SIGTERM and SIGHUP stop training as SIGINT does:
-// exit status 1 with the step and last checkpoint named, no temporaries
-// left, and the run resumable.
+// TestTrainStopSignals: SIGINT, SIGTERM and SIGHUP stop training with exit
+// status 1, naming the step; the last finished step is checkpointed first
+// (at most the step in progress is lost), no temporaries are left, and the
+// resumed run ends with the uninterrupted run's files, byte for byte.
 func TestTrainStopSignals(t *testing.T) {
+	// Checkpoints every 7 steps and a pause after each step, so a signal
+	// mostly lands between checkpoints.
+	args := func(run string) []string { return append(killArgs(t, run), "--steps", "60", "--eval-every", "7") }
+	ref := filepath.Join(t.TempDir(), "reference")
+	if cmd, stderr := cliCommand(args(ref), 0); cmd.Run() != nil {
+		t.Fatalf("uninterrupted run: %s", stderr)
+	}
+	stopped := regexp.MustCompile(`interrupted at step (\d+)( \(dev evaluation\))?; checkpoint \S+ \(step (\d+)\)`)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			run := filepath.Join(t.TempDir(), "run")
-			args := append(killArgs(t, run), "--steps", "100000") // runs until stopped
-			cmd, stderr := cliCommand(args, 0)
+			cmd, stderr := cliCommand(args(run), 0)
+			cmd.Env = append(cmd.Env, "COMPBENCH_TEST_STEP_PAUSE=20ms")
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 				if _, err := os.Stat(filepath.Join(run, "state.json")); err == nil {
 					break
 				}
@@ -213,11 +223,24 @@ func TestTrainStopSignals(t *testing.T) {
 					t.Fatalf("no checkpoint in 20 s: %s", stderr)
 				}
 			}
+			time.Sleep(50 * time.Millisecond) // a few steps past the checkpoint
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted at step") {
-				t.Fatalf("%v, stderr %q; want exit status 1 and the step", err, stderr)
+			m := stopped.FindStringSubmatch(stderr.String())
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || m == nil {
+				t.Fatalf("%v, stderr %q; want exit status 1, the step and the checkpoint", err, stderr)
+			}
+			// The checkpoint is the step before the one in progress, or
+			// that step when its dev evaluation was interrupted.
+			at, saved := atoi(t, m[1]), atoi(t, m[3])
+			if want := at - 1; m[2] != "" {
+				want = at
+				if saved != want {
+					t.Errorf("stopped at step %d (evaluation), checkpoint of step %d", at, saved)
+				}
+			} else if saved != want {
+				t.Errorf("stopped at step %d, checkpoint of step %d; want %d", at, saved, want)
 			}
 			ents, _ := os.ReadDir(run)
 			for _, e := range ents {
@@ -225,6 +248,26 @@ func TestTrainStopSignals(t *testing.T) {
 					t.Errorf("%s left behind", e.Name())
 				}
 			}
+			cmd, stderr = cliCommand(append(args(run), "--resume"), 0)
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("resume: %v\n%s", err, stderr)
+			}
+			for _, f := range []string{"model.safetensors", "optim.safetensors", "best.safetensors", "state.json"} {
+				sameBytes(t, filepath.Join(ref, f), filepath.Join(run, f))
+			}
+			if a, b := stableMetrics(t, ref), stableMetrics(t, run); a != b {
+				t.Errorf("metrics.jsonl differs from the uninterrupted run's:\n%s\n---\n%s", b, a)
+			}
+			t.Logf("stopped at step %d, checkpoint %d", at, saved)
 		})
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -33,6 +33,13 @@ func TestTrainResumeChecks(t *testing.T) {
 		{"same data", nil, []string{"--train", data, "--steps", "6", "--resume"}, 0, "", false},
 		{"other data", nil, []string{"--train", other, "--steps", "6", "--resume"}, 1, "--allow-data-change", true},
 		{"dev added", nil, []string{"--train", data, "--dev", data, "--steps", "6", "--resume"}, 1, "--dev " + data + " is given", true},
+		{"same lr", nil, []string{"--train", data, "--steps", "6", "--lr", "1e-3", "--resume"}, 0, "", false},
+		{"other lr", nil, []string{"--train", data, "--steps", "6", "--lr", "0.02", "--resume"}, 2, "--lr 0.02 differs from the run's lr 0.001 (" + dir, true},
+		{"other dim", nil, []string{"--train", data, "--steps", "6", "--dim", "32", "--resume"}, 2, "--dim 32 differs from the run's model.dim 16", true},
+		{"other model", nil, []string{"--train", data, "--model", "relative", "--steps", "6", "--resume"}, 2, "--model relative differs from the run's model transformer", true},
+		{"other seed", nil, []string{"--train", data, "--steps", "6", "--seed", "4", "--resume"}, 2, "--seed 4 differs from the run's seed 1", true},
+		{"preset", nil, []string{"--train", data, "--steps", "6", "--preset", "cpu-small", "--resume"}, 2, "--preset cpu-small differs from the run's preset none", true},
+		{"config", nil, []string{"--train", data, "--steps", "6", "--config", data, "--resume"}, 2, "--config starts a new run", true},
 		{"other data allowed", nil, []string{"--train", other, "--steps", "6", "--resume", "--allow-data-change"}, 0, "warning: the data changed", false},
 		{"negative step", func(run string) {
 			os.WriteFile(filepath.Join(run, "state.json"), []byte(`{"step": -3, "adam_t": 0, "best_step": 0, "best_em": 0, "best_loss": 0}`), 0o644)
@@ -63,6 +70,14 @@ func TestTrainResumeChecks(t *testing.T) {
 			}
 			if c.unchanged && folderBytes(t, run) != before {
 				t.Errorf("a refused resume changed the run folder")
+			}
+			if c.code == 0 {
+				// --steps 6 over the run's 4: written back and logged.
+				m, _ := os.ReadFile(filepath.Join(run, "metrics.jsonl"))
+				cfg, _ := os.ReadFile(filepath.Join(run, "config.json"))
+				if !strings.Contains(string(m), `{"resumed":{"steps":{"from":4,"to":6}},"step":4}`) || !strings.Contains(string(cfg), `"steps": 6`) {
+					t.Errorf("the change of --steps is not recorded:\n%s\n%s", m, cfg)
+				}
 			}
 		})
 	}
