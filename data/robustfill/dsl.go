@@ -5,6 +5,8 @@
 // docs/robustfill.md, and a random task sampler (4 I/O examples per task).
 package robustfill
 
+//lint:file-ignore ST1005 error messages start with the DSL operator they concern (Compose, SubStr, ...), whose names are capitalized
+
 import "fmt"
 
 // Op names an operation of the DSL.

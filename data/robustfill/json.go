@@ -1,5 +1,7 @@
 package robustfill
 
+//lint:file-ignore ST1005 error messages start with the DSL operator they concern (Compose, SubStr, ...), whose names are capitalized
+
 import (
 	"bytes"
 	"encoding/json"
