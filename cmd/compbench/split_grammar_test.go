@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,5 +111,92 @@ func TestSplitGrammar(t *testing.T) {
 				t.Error("a failed run left output")
 			}
 		})
+	}
+}
+
+// TestSplitGrammarMaxBytes checks that --all estimates what it will write
+// and refuses above --max-bytes before writing anything: each split folder
+// copies its records, and on a 5,000-record COVR pool --all once wrote 11 GB.
+func TestSplitGrammarMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.txt")
+	os.WriteFile(g, []byte(splitGrammarFixture), 0o644)
+	pool := filepath.Join(dir, "pool.jsonl")
+	if _, err := runGenSCFGArgs("--grammar", g, "--n", "70", "--max-depth", "5", "--seed", "2", "--dedupe", "--out", pool); err != nil {
+		t.Fatal(err)
+	}
+	// What --all writes under the default limit is the truth the estimate
+	// must be near.
+	ref := filepath.Join(dir, "ref")
+	if _, errs, code := runCLI(t, "split", "grammar", "--in", pool, "--grammar", g, "--all", "--out", ref); code != 0 {
+		t.Fatalf("--all: exit %d: %s", code, errs)
+	}
+	var written int64
+	filepath.Walk(ref, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			written += fi.Size()
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		name     string
+		maxBytes string
+		code     int
+		want     string
+	}{
+		{"well under the estimate", strconv.FormatInt(written*3/4, 10), 1, "over --max-bytes"},
+		{"a kibibyte", "1K", 1, "over --max-bytes 1.0 KiB"},
+		{"well over the estimate", strconv.FormatInt(written*5/4, 10), 0, ""},
+		{"suffix", "1G", 0, ""},
+		{"not a size", "lots", 2, "--max-bytes"},
+		{"zero", "0", 2, "positive size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			_, errs, code := runCLI(t, "split", "grammar", "--in", pool, "--grammar", g, "--all", "--out", out, "--max-bytes", tc.maxBytes)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, errs)
+			}
+			if !strings.Contains(errs, tc.want) {
+				t.Errorf("stderr %q lacks %q", errs, tc.want)
+			}
+			if tc.code != 0 {
+				if tc.code == 1 && !strings.Contains(errs, "in all") {
+					t.Errorf("stderr %q does not state the estimate", errs)
+				}
+				if got := outputs(t, out); len(got) > 0 {
+					t.Errorf("a refused run wrote %v", got)
+				}
+			}
+		})
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"123", 123, true},
+		{"4G", 4 << 30, true},
+		{"1.5k", 1536, true},
+		{"500MB", 500 << 20, true},
+		{"2GiB", 2 << 30, true},
+		{"", 0, false},
+		{"-1G", 0, false},
+		{"G", 0, false},
+		{"4X", 0, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			var b byteSize
+			err := b.Set(tc.in)
+			if (err == nil) != tc.ok || (tc.ok && int64(b) != tc.want) {
+				t.Errorf("Set(%q) = %d, %v; want %d, ok %v", tc.in, b, err, tc.want, tc.ok)
+			}
+		})
+	}
+	if s := byteSize(defaultMaxBytes); s.String() != "4G" {
+		t.Errorf("default prints as %q, want 4G", s.String())
 	}
 }
