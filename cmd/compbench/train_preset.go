@@ -17,8 +17,8 @@ type preset struct {
 }
 
 var presets = []preset{
-	{"paper", "the papers' size and schedule (Shi et al.; Keysers et al. for the LSTM models), the defaults: for a GPU", defaultConfig},
-	{"cpu-small", "a small model that learns SCAN's random split in minutes on 2 CPU cores (Transformer: 2 layers, dim 64, MLP 128, batch 64, lr 2e-3, warmup 200, 2000 steps; LSTM: 1 layer, dim 64, batch 64, lr 0.01, constant, 2500 steps; dropout 0, dev evaluation every 500 steps)", cpuSmall},
+	{"paper", "the papers' size and schedule, for a GPU: the defaults", defaultConfig},
+	{"cpu-small", "learns SCAN's random split in minutes on 2 CPU cores (docs/train.md)", cpuSmall},
 }
 
 // cpuSmall is the cpu-small preset: settings measured to reach about 90%
@@ -58,11 +58,25 @@ func presetConfig(name, model string) (train.Config, error) {
 	return train.Config{}, usagef("unknown preset %q (known: %s)", name, presetNames())
 }
 
-// presetHelp lists the presets for train's help.
+// presetHelp lists the presets for train's help, with the settings of
+// each, so the help cannot drift from them.
 func presetHelp() string {
 	var b strings.Builder
 	for _, p := range presets {
-		fmt.Fprintf(&b, "\n  %-10s %s", p.name, p.about)
+		fmt.Fprintf(&b, "\n  %s: %s", p.name, p.about)
+		for _, m := range []string{"transformer", "lstm-attention"} {
+			c := p.config(m)
+			kind := "Transformer"
+			if models.IsLSTM(m) {
+				kind = "LSTM"
+			}
+			fmt.Fprintf(&b, "\n    %-12s layers %d, dim %d, ", kind+":", c.Model.Layers, c.Model.Dim)
+			if !models.IsLSTM(m) {
+				fmt.Fprintf(&b, "heads %d, MLP %d, ", c.Model.Heads, c.Model.MLPDim)
+			}
+			fmt.Fprintf(&b, "dropout %g,\n    %12s batch %d, lr %g, warmup %d, %d steps, dev every %d",
+				c.Model.Dropout, "", c.Batch, c.LR, c.Warmup, c.Steps, c.EvalEvery)
+		}
 	}
 	return b.String()
 }
