@@ -37,6 +37,7 @@ var commands = map[string]command{
 	"completion":  {"print a bash or zsh completion script (source <(compbench completion bash))", runCompletion},
 	"version":     {"print the build: module version, VCS revision, Go version and build tags", runVersion},
 	"sweep":       {"run a grid of experiments (models x tasks x seeds) here (--local) or as a Slurm job array (--slurm)", runSweep},
+	"report":      {"tables (mean ± sd over seeds), CSV and an HTML page with plots for a sweep or a run folder", runReport},
 	"score":       {"GPT-2 log-likelihood of each record (prompted, or k-fold fine-tuned) for likelihood splits", runScore},
 }
 

@@ -1,0 +1,319 @@
+// Package report aggregates the cells of a sweep (or one run folder) into
+// tables of mean ± sample standard deviation over seeds, a flat CSV, and a
+// self-contained HTML page with SVG plots.
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"compbench/eval"
+	"compbench/sweep"
+	"compbench/train"
+)
+
+// MetricLine is one line of a run's metrics.jsonl. compbench train writes
+// three shapes, told apart by which fields are set: a training line (Loss,
+// LR, GradNorm, TokensPerS), a dev line (DevLoss, DevEM) and a resume
+// marker (Resumed). Other fields are ignored, so newer lines still read.
+type MetricLine struct {
+	Step       int      `json:"step"`
+	Loss       *float64 `json:"loss"`
+	LR         *float64 `json:"lr"`
+	GradNorm   *float64 `json:"grad_norm"`
+	TokensPerS *float64 `json:"tokens_per_s"`
+	DevLoss    *float64 `json:"dev_loss"`
+	DevEM      *float64 `json:"dev_em"`
+	// Resumed is set on the line a resume writes.
+	Resumed json.RawMessage `json:"resumed,omitempty"`
+}
+
+// Run is one finished cell (or a single run folder).
+type Run struct {
+	Dir    string
+	Result sweep.Result
+	Curve  []MetricLine
+}
+
+// Report is everything the renderers show.
+type Report struct {
+	// Title names the sweep or run.
+	Title string
+	// Runs are the finished cells in sweep order.
+	Runs []Run
+	// Unfinished names the cells without result.json.
+	Unfinished []string
+	// Groups are the runs averaged together: same data, model and
+	// config values, different seeds.
+	Groups []Group
+}
+
+// Group is one row of the table.
+type Group struct {
+	// Cell is the first run's cell; its seed is not meaningful.
+	Cell sweep.Cell
+	Runs []int
+	// The metrics over the group's runs; N is 0 where no run has one.
+	DevEM, TestEM, FewShotEM, TestExec, FewShotExec, TrainSeconds, Divergence Stat
+}
+
+// Stat is a mean and sample standard deviation over n values.
+type Stat struct {
+	N        int
+	Mean, SD float64
+}
+
+// StatOf summarises xs; the standard deviation of one value is 0.
+func StatOf(xs []float64) Stat {
+	s := Stat{N: len(xs)}
+	if s.N == 0 {
+		return s
+	}
+	for _, x := range xs {
+		s.Mean += x
+	}
+	s.Mean /= float64(s.N)
+	if s.N > 1 {
+		var ss float64
+		for _, x := range xs {
+			ss += (x - s.Mean) * (x - s.Mean)
+		}
+		s.SD = math.Sqrt(ss / float64(s.N-1))
+	}
+	return s
+}
+
+// Load reads a sweep folder (OUT with sweep.json and cells/) or a single
+// run folder (config.json and metrics.jsonl).
+func Load(path string) (*Report, error) {
+	if _, err := os.Stat(filepath.Join(path, sweep.SpecFile)); err == nil {
+		return loadSweep(path)
+	}
+	if _, err := os.Stat(filepath.Join(path, train.ConfigFile)); err == nil {
+		return loadRun(path)
+	}
+	return nil, fmt.Errorf("%s is neither a sweep folder (%s) nor a run folder (%s)", path, sweep.SpecFile, train.ConfigFile)
+}
+
+func loadSweep(out string) (*Report, error) {
+	spec, err := sweep.Load(filepath.Join(out, sweep.SpecFile))
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Title: spec.Name}
+	if r.Title == "" {
+		r.Title = filepath.Base(out)
+	}
+	for _, c := range spec.Cells() {
+		dir := c.Dir(out)
+		if sweep.StateOf(dir) != sweep.Finished {
+			r.Unfinished = append(r.Unfinished, c.Name)
+			continue
+		}
+		res, err := sweep.ReadResult(dir)
+		if err != nil {
+			return nil, err
+		}
+		curve, err := ReadMetrics(filepath.Join(dir, train.MetricsFile))
+		if err != nil {
+			return nil, err
+		}
+		r.Runs = append(r.Runs, Run{Dir: dir, Result: *res, Curve: curve})
+	}
+	r.group()
+	return r, nil
+}
+
+// loadRun reports one run folder: its result.json when it is a sweep
+// cell, else what its state.json, metrics.jsonl and test.eval.json say.
+func loadRun(dir string) (*Report, error) {
+	curve, err := ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	if err != nil {
+		return nil, err
+	}
+	run := Run{Dir: dir, Curve: curve}
+	if res, err := sweep.ReadResult(dir); err == nil {
+		run.Result = *res
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	} else {
+		cfg, err := train.LoadConfig(filepath.Join(dir, train.ConfigFile), train.DefaultConfig())
+		if err != nil {
+			return nil, err
+		}
+		st, _, err := sweep.ReadTrainState(dir)
+		if err != nil {
+			return nil, err
+		}
+		run.Result = sweep.Result{Cell: sweep.Cell{Name: filepath.Base(dir), Data: "-", Model: cfg.Model.Variant, Seed: cfg.Seed},
+			Steps: st.Step, BestStep: st.BestStep, DevEM: -1, TestEM: -1}
+		for _, l := range curve {
+			if l.DevEM != nil {
+				run.Result.DevEM = st.BestEM
+			}
+			if l.Loss != nil {
+				run.Result.TrainLoss = *l.Loss
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, sweep.TestEval)); err == nil {
+			var s eval.Summary
+			if json.Unmarshal(b, &s) == nil {
+				run.Result.TestEM = s.Accuracy
+			}
+		}
+	}
+	r := &Report{Title: filepath.Base(dir), Runs: []Run{run}}
+	r.group()
+	return r, nil
+}
+
+// ReadMetrics reads metrics.jsonl (a missing file is an empty curve).
+func ReadMetrics(path string) ([]MetricLine, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []MetricLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var l MetricLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines, sc.Err()
+}
+
+// group puts runs with the same cell group together, in sweep order.
+func (r *Report) group() {
+	sort.SliceStable(r.Runs, func(i, j int) bool { return r.Runs[i].Result.Cell.Index < r.Runs[j].Result.Cell.Index })
+	at := map[string]int{}
+	for i, run := range r.Runs {
+		k := run.Result.Cell.Group()
+		g, ok := at[k]
+		if !ok {
+			g = len(r.Groups)
+			at[k] = g
+			r.Groups = append(r.Groups, Group{Cell: run.Result.Cell})
+		}
+		r.Groups[g].Runs = append(r.Groups[g].Runs, i)
+	}
+	for gi := range r.Groups {
+		g := &r.Groups[gi]
+		var dev, test, few, tx, fx, secs, div []float64
+		for _, i := range g.Runs {
+			res := r.Runs[i].Result
+			if res.DevEM >= 0 {
+				dev = append(dev, res.DevEM)
+			}
+			if res.TestEM >= 0 {
+				test = append(test, res.TestEM)
+			}
+			few = appendSet(few, res.FewShotEM)
+			tx = appendSet(tx, res.TestExec)
+			fx = appendSet(fx, res.FewShotExec)
+			div = appendSet(div, res.CompoundDivergence)
+			if res.TrainSeconds > 0 {
+				secs = append(secs, res.TrainSeconds)
+			}
+		}
+		g.DevEM, g.TestEM, g.FewShotEM = StatOf(dev), StatOf(test), StatOf(few)
+		g.TestExec, g.FewShotExec, g.TrainSeconds, g.Divergence = StatOf(tx), StatOf(fx), StatOf(secs), StatOf(div)
+	}
+}
+
+func appendSet(xs []float64, v *float64) []float64 {
+	if v != nil {
+		return append(xs, *v)
+	}
+	return xs
+}
+
+// varyKeys are the config keys varied over the report's cells, in order.
+func (r *Report) varyKeys() []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, g := range r.Groups {
+		for _, v := range g.Cell.Vary {
+			if !seen[v.Key] {
+				seen[v.Key] = true
+				keys = append(keys, v.Key)
+			}
+		}
+	}
+	return keys
+}
+
+func varyValue(c sweep.Cell, key string) string {
+	for _, v := range c.Vary {
+		if v.Key == key {
+			return strings.Trim(string(v.Value), `"`)
+		}
+	}
+	return ""
+}
+
+// column is one metric of the table.
+type column struct {
+	name    string
+	stat    func(*Group) Stat
+	percent bool
+}
+
+// columns are the metrics some group has.
+func (r *Report) columns() []column {
+	all := []column{
+		{"dev EM", func(g *Group) Stat { return g.DevEM }, true},
+		{"test EM zero-shot", func(g *Group) Stat { return g.TestEM }, true},
+		{"test EM few-shot", func(g *Group) Stat { return g.FewShotEM }, true},
+		{"test exec. acc.", func(g *Group) Stat { return g.TestExec }, true},
+		{"few-shot exec. acc.", func(g *Group) Stat { return g.FewShotExec }, true},
+		{"compound div.", func(g *Group) Stat { return g.Divergence }, false},
+		{"train time (s)", func(g *Group) Stat { return g.TrainSeconds }, false},
+	}
+	var cols []column
+	for _, c := range all {
+		for gi := range r.Groups {
+			if c.stat(&r.Groups[gi]).N > 0 {
+				cols = append(cols, c)
+				break
+			}
+		}
+	}
+	return cols
+}
+
+// format writes a Stat as "mean ± sd" (percent for accuracies); one value
+// has no spread to show.
+func (c column) format(s Stat) string {
+	if s.N == 0 {
+		return "-"
+	}
+	m, sd, prec := s.Mean, s.SD, 1
+	if c.percent {
+		m, sd = 100*m, 100*sd
+	} else if c.name == "compound div." {
+		prec = 3
+	}
+	if s.N == 1 {
+		return strconv.FormatFloat(m, 'f', prec, 64)
+	}
+	return strconv.FormatFloat(m, 'f', prec, 64) + " ± " + strconv.FormatFloat(sd, 'f', prec, 64)
+}

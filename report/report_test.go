@@ -1,0 +1,161 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"compbench/sweep"
+)
+
+func TestStatOf(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		xs       []float64
+		mean, sd float64
+	}{
+		{"none", nil, 0, 0},
+		{"one", []float64{0.5}, 0.5, 0},
+		{"sample sd", []float64{1, 2, 3, 4}, 2.5, math.Sqrt(5.0 / 3)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := StatOf(c.xs)
+			if s.N != len(c.xs) || math.Abs(s.Mean-c.mean) > 1e-12 || math.Abs(s.SD-c.sd) > 1e-12 {
+				t.Errorf("StatOf(%v) = %+v, want mean %v sd %v", c.xs, s, c.mean, c.sd)
+			}
+		})
+	}
+}
+
+// fakeSweep writes a sweep folder whose cells hold the given test exact
+// matches (per dataset, model, then seed) and a compound divergence per
+// dataset; one cell is left unfinished.
+func fakeSweep(t *testing.T) string {
+	t.Helper()
+	out := t.TempDir()
+	train := filepath.Join(out, "t.jsonl")
+	if err := os.WriteFile(train, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := fmt.Sprintf(`{"name":"fake","models":["transformer","lstm-copy"],"seeds":[1,2,3],
+		"datasets":[{"name":"mcd1","train":%q,"test":%q},{"name":"random","train":%q,"test":%q}]}`, train, train, train, train)
+	if err := os.WriteFile(filepath.Join(out, "s.json"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sweep.Load(filepath.Join(out, "s.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.Marshal()
+	if err := os.WriteFile(filepath.Join(out, sweep.SpecFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	div := map[string]float64{"mcd1": 0.6, "random": 0.01}
+	for _, c := range s.Cells() {
+		if c.Name == "random.lstm-copy.seed3" {
+			continue // unfinished
+		}
+		dir := c.Dir(out)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		d := div[c.Data]
+		few := 0.5
+		res := sweep.Result{Cell: c, Steps: 10, DevEM: 0.9, TestEM: float64(c.Seed) / 10, FewShotEM: &few, TrainSeconds: 2, CompoundDivergence: &d}
+		rb, _ := json.Marshal(res)
+		metrics := `{"step":5,"loss":2.5,"lr":0.001,"grad_norm":1,"tokens_per_s":100}
+{"step":5,"dev_loss":2,"dev_em":0.1}
+{"step":5,"resumed":{}}
+{"step":10,"loss":1.5,"lr":0.001,"grad_norm":1,"tokens_per_s":100}
+{"step":10,"dev_loss":1,"dev_em":0.9}
+`
+		for name, body := range map[string][]byte{sweep.ResultFile: rb, "metrics.jsonl": []byte(metrics), sweep.CellFile: []byte("{}")} {
+			if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// TestReportSweep: one row per (dataset, model) with n the finished seeds
+// and mean ± sample sd; the CSV has one row per finished cell; the plots
+// include the divergence plot and learning curves.
+func TestReportSweep(t *testing.T) {
+	r, err := Load(fakeSweep(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| data | model | n | dev EM | test EM zero-shot | test EM few-shot | compound div. | train time (s) |",
+		"| mcd1 | transformer | 3 | 90.0 ± 0.0 | 20.0 ± 10.0 | 50.0 ± 0.0 | 0.600 ± 0.000 | 2.0 ± 0.0 |",
+		"| random | lstm-copy | 2 | 90.0 ± 0.0 | 15.0 ± 7.1 |",
+		"1 cells are not finished: random.lstm-copy.seed3",
+	} {
+		t.Run(want[:20], func(t *testing.T) {
+			if !strings.Contains(md.String(), want) {
+				t.Errorf("markdown lacks %q:\n%s", want, md.String())
+			}
+		})
+	}
+	var cb bytes.Buffer
+	if err := r.WriteCSV(&cb); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cb).ReadAll()
+	if err != nil || len(rows) != 12 || rows[1][0] != "mcd1.transformer.seed1" || rows[1][8] != "0.1" {
+		t.Errorf("CSV (%v):\n%v", err, rows)
+	}
+	figs, err := r.Figures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := ""
+	for _, f := range figs {
+		names += f.Name + " "
+	}
+	for _, want := range []string{"accuracy-vs-divergence.svg", "loss-mcd1_transformer.svg", "dev-em-random_lstm-copy.svg"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("figures %s lack %s", names, want)
+		}
+	}
+}
+
+// TestReportRun: a plain run folder (no sweep) reports its one row from
+// state.json and metrics.jsonl.
+func TestReportRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"config.json":   `{"model":{"variant":"relative"},"seed":4}`,
+		"state.json":    `{"step":10,"best_step":10,"best_em":0.25}`,
+		"metrics.jsonl": "{\"step\":10,\"loss\":1.5}\n{\"step\":10,\"dev_loss\":1,\"dev_em\":0.25}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| - | relative | 1 | 25.0 |"; !strings.Contains(md.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md.String())
+	}
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "neither a sweep folder") {
+		t.Errorf("empty folder: %v", err)
+	}
+}
