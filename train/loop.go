@@ -349,6 +349,9 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 				return fmt.Errorf("interrupted at step %d%s; the checkpoint of step %d failed (%v); last checkpoint: %s: %w", at, where, done, err, lastGood, cause)
 			}
 		}
+		if done == 0 {
+			return fmt.Errorf("interrupted at step %d%s, before any checkpoint; --resume starts the run again: %w", at, where, cause)
+		}
 		return fmt.Errorf("interrupted at step %d%s; checkpoint %s; --resume continues from it: %w", at, where, lastGood, cause)
 	}
 	// evaluate scores the dev set after step, keeps the best weights and

@@ -172,3 +172,18 @@ func TestTrainProgress(t *testing.T) {
 		t.Errorf("an estimate before step 20:\n%s", out)
 	}
 }
+
+// TestStopBeforeFirstStep: a stop before any step writes no checkpoint and
+// says the resume starts again.
+func TestStopBeforeFirstStep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	_, err := Train(ctx, tinyConfig("transformer"), Options{Dir: dir, Train: tinyData()})
+	if err == nil || !strings.Contains(err.Error(), "interrupted at step 1, before any checkpoint") {
+		t.Fatalf("error %v", err)
+	}
+	if exists(filepath.Join(dir, StateFile)) {
+		t.Errorf("a checkpoint was written")
+	}
+}
