@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-purego test-scripts test-gpuemu test-gpuemu-asan lint demo bench bench-deps deps clean fmt vet
+.PHONY: all build test test-purego test-scripts test-gpuemu test-gpuemu-asan lint demo bench bench-deps deps sweep-deps clean fmt vet
 
 all: build
 
@@ -16,7 +16,7 @@ all: build
 build: deps
 	$(GO) build -buildvcs=auto -tags '$(TAGS)' -o $(BIN) ./cmd/compbench
 
-test: deps
+test: deps sweep-deps
 	$(GO) vet -tags '$(TAGS)' $(PKGS)
 	$(GO) test -tags '$(TAGS)' -timeout 15m $(PKGS)
 	$(MAKE) --no-print-directory test-scripts
@@ -119,6 +119,19 @@ ifeq ($(filter purego,$(TAGS)),)
 else
 	@:
 endif
+
+# sweep-deps installs what the sweep and report tests use, only when
+# missing: Debian's chromium (the HTML report rendered headless) and
+# slurm-wlm and munge (a real single-node Slurm cluster,
+# scripts/slurm_test_cluster.sh). Where they cannot be installed those
+# tests are skipped, saying so.
+sweep-deps:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then \
+		echo "sweep-deps: installing chromium, slurm-wlm and munge"; \
+		{ $(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium slurm-wlm munge >/dev/null; } || \
+		echo "sweep-deps: could not install them; the headless-browser and Slurm tests will be skipped"; \
+	fi
 
 clean:
 	rm -rf bin
