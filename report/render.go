@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"compbench/eval"
+	"compbench/sweep"
 )
 
 // header is the table's first columns and the metric columns.
@@ -71,7 +72,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	h := []string{"cell", "data", "model"}
 	h = append(h, keys...)
-	h = append(h, "seed", "steps", "train_loss", "best_step", "dev_em", "test_em", "few_shot_em", "test_exec", "few_shot_exec", "train_seconds", "compound_divergence")
+	h = append(h, "seed", "steps", "train_loss", "best_step", "dev_em", "test_em", "few_shot_em", "test_exec", "few_shot_exec", "train_seconds", "compound_divergence", "easiness_auc")
 	if err := cw.Write(h); err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			row = append(row, varyValue(res.Cell, k))
 		}
 		row = append(row, strconv.FormatUint(res.Cell.Seed, 10), strconv.Itoa(res.Steps), num(res.TrainLoss), strconv.Itoa(res.BestStep),
-			nonNeg(res.DevEM), nonNeg(res.TestEM), opt(res.FewShotEM), opt(res.TestExec), opt(res.FewShotExec), num(res.TrainSeconds), opt(res.CompoundDivergence))
+			nonNeg(res.DevEM), nonNeg(res.TestEM), opt(res.FewShotEM), opt(res.TestExec), opt(res.FewShotExec), num(res.TrainSeconds), opt(res.CompoundDivergence), opt(res.EasinessAUC))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -157,8 +158,36 @@ func (r *Report) Figures() ([]Figure, error) {
 				return nil, err
 			}
 		}
+		if err := r.rocPlot(g, draw); err != nil {
+			return nil, err
+		}
 	}
 	return figs, nil
+}
+
+// rocPlot draws the ROC curves of predicted easiness against zero-shot
+// correctness, one per seed, for a group whose cells computed easiness.
+func (r *Report) rocPlot(g *Group, draw func(string, eval.Plot) error) error {
+	p := eval.Plot{Title: g.Cell.Group() + ": easiness ROC", XLabel: "false positive rate", YLabel: "true positive rate", Line: true, Unit: true}
+	for _, i := range g.Runs {
+		run := r.Runs[i]
+		auc, roc, ok, err := sweep.EasinessROC(run.Dir)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		s := eval.Series{Name: fmt.Sprintf("seed %d (AUC %.3f)", run.Result.Cell.Seed, auc)}
+		for _, pt := range roc {
+			s.X, s.Y = append(s.X, pt.FPR), append(s.Y, pt.TPR)
+		}
+		p.Series = append(p.Series, s)
+	}
+	if len(p.Series) == 0 {
+		return nil
+	}
+	return draw("roc-"+g.Cell.Group(), p)
 }
 
 // divergencePlot is Keysers et al.'s Fig. 3 view: each split's mean test

@@ -62,7 +62,7 @@ type Group struct {
 	Cell sweep.Cell
 	Runs []int
 	// The metrics over the group's runs; N is 0 where no run has one.
-	DevEM, TestEM, FewShotEM, TestExec, FewShotExec, TrainSeconds, Divergence Stat
+	DevEM, TestEM, FewShotEM, TestExec, FewShotExec, TrainSeconds, Divergence, EasinessAUC Stat
 }
 
 // Stat is a mean and sample standard deviation over n values.
@@ -217,7 +217,7 @@ func (r *Report) group() {
 	}
 	for gi := range r.Groups {
 		g := &r.Groups[gi]
-		var dev, test, few, tx, fx, secs, div []float64
+		var dev, test, few, tx, fx, secs, div, auc []float64
 		for _, i := range g.Runs {
 			res := r.Runs[i].Result
 			if res.DevEM >= 0 {
@@ -230,12 +230,13 @@ func (r *Report) group() {
 			tx = appendSet(tx, res.TestExec)
 			fx = appendSet(fx, res.FewShotExec)
 			div = appendSet(div, res.CompoundDivergence)
+			auc = appendSet(auc, res.EasinessAUC)
 			if res.TrainSeconds > 0 {
 				secs = append(secs, res.TrainSeconds)
 			}
 		}
 		g.DevEM, g.TestEM, g.FewShotEM = StatOf(dev), StatOf(test), StatOf(few)
-		g.TestExec, g.FewShotExec, g.TrainSeconds, g.Divergence = StatOf(tx), StatOf(fx), StatOf(secs), StatOf(div)
+		g.TestExec, g.FewShotExec, g.TrainSeconds, g.Divergence, g.EasinessAUC = StatOf(tx), StatOf(fx), StatOf(secs), StatOf(div), StatOf(auc)
 	}
 }
 
@@ -286,6 +287,7 @@ func (r *Report) columns() []column {
 		{"test exec. acc.", func(g *Group) Stat { return g.TestExec }, true},
 		{"few-shot exec. acc.", func(g *Group) Stat { return g.FewShotExec }, true},
 		{"compound div.", func(g *Group) Stat { return g.Divergence }, false},
+		{"easiness AUC", func(g *Group) Stat { return g.EasinessAUC }, false},
 		{"train time (s)", func(g *Group) Stat { return g.TrainSeconds }, false},
 	}
 	var cols []column
@@ -309,7 +311,7 @@ func (c column) format(s Stat) string {
 	m, sd, prec := s.Mean, s.SD, 1
 	if c.percent {
 		m, sd = 100*m, 100*sd
-	} else if c.name == "compound div." {
+	} else if c.name == "compound div." || c.name == "easiness AUC" {
 		prec = 3
 	}
 	if s.N == 1 {

@@ -75,10 +75,37 @@ func fakeSweep(t *testing.T) string {
 {"step":10,"loss":1.5,"lr":0.001,"grad_norm":1,"tokens_per_s":100}
 {"step":10,"dev_loss":1,"dev_em":0.9}
 `
-		for name, body := range map[string][]byte{sweep.ResultFile: rb, "metrics.jsonl": []byte(metrics), sweep.CellFile: []byte("{}")} {
+		files := map[string][]byte{sweep.ResultFile: rb, "metrics.jsonl": []byte(metrics), sweep.CellFile: []byte("{}")}
+		if c.Data == "mcd1" { // easiness computed: examples 1 and 3 right
+			files[sweep.EasinessFile] = []byte(`{"id":"1","easiness":0.9}` + "\n" + `{"id":"2","easiness":0.2}` + "\n" + `{"id":"3","easiness":0.5}` + "\n")
+			files[sweep.ExamplesFile] = []byte(`{"id":"1","correct":true}` + "\n" + `{"id":"2","correct":false}` + "\n" + `{"id":"3","correct":true}` + "\n")
+			if _, _, ok, err := sweep.EasinessROC(dir); err != nil || ok {
+				t.Fatalf("ROC before the files exist: %v %v", ok, err)
+			}
+		}
+		for name, body := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	// result.json holds the AUC the runner computed from the same files.
+	for _, c := range s.Cells() {
+		if c.Data != "mcd1" {
+			continue
+		}
+		auc, _, ok, err := sweep.EasinessROC(c.Dir(out))
+		if err != nil || !ok || auc != 1 {
+			t.Fatalf("EasinessROC: %v %v %v, want AUC 1", auc, ok, err)
+		}
+		res, err := sweep.ReadResult(c.Dir(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.EasinessAUC = &auc
+		rb, _ := json.Marshal(res)
+		if err := os.WriteFile(filepath.Join(c.Dir(out), sweep.ResultFile), rb, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return out
@@ -97,8 +124,9 @@ func TestReportSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| data | model | n | dev EM | test EM zero-shot | test EM few-shot | compound div. | train time (s) |",
-		"| mcd1 | transformer | 3 | 90.0 ± 0.0 | 20.0 ± 10.0 | 50.0 ± 0.0 | 0.600 ± 0.000 | 2.0 ± 0.0 |",
+		"| data | model | n | dev EM | test EM zero-shot | test EM few-shot | compound div. | easiness AUC | train time (s) |",
+		"| mcd1 | transformer | 3 | 90.0 ± 0.0 | 20.0 ± 10.0 | 50.0 ± 0.0 | 0.600 ± 0.000 | 1.000 ± 0.000 | 2.0 ± 0.0 |",
+		"| random | transformer | 3 | 90.0 ± 0.0 | 20.0 ± 10.0 | 50.0 ± 0.0 | 0.010 ± 0.000 | - | 2.0 ± 0.0 |",
 		"| random | lstm-copy | 2 | 90.0 ± 0.0 | 15.0 ± 7.1 |",
 		"1 cells are not finished: random.lstm-copy.seed3",
 	} {
@@ -124,7 +152,7 @@ func TestReportSweep(t *testing.T) {
 	for _, f := range figs {
 		names += f.Name + " "
 	}
-	for _, want := range []string{"accuracy-vs-divergence.svg", "loss-mcd1_transformer.svg", "dev-em-random_lstm-copy.svg"} {
+	for _, want := range []string{"accuracy-vs-divergence.svg", "loss-mcd1_transformer.svg", "dev-em-random_lstm-copy.svg", "roc-mcd1_lstm-copy.svg"} {
 		if !strings.Contains(names, want) {
 			t.Errorf("figures %s lack %s", names, want)
 		}

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"compbench/eval"
 	"compbench/train"
 )
 
@@ -111,6 +113,10 @@ type Result struct {
 	TrainSeconds float64 `json:"train_seconds"`
 	// CompoundDivergence is the dataset's split.json value, when known.
 	CompoundDivergence *float64 `json:"compound_divergence,omitempty"`
+	// EasinessAUC is the ROC AUC of predicted easiness against zero-shot
+	// correctness (nil unless the sweep sets easiness, or when every
+	// prediction is right or every one wrong).
+	EasinessAUC *float64 `json:"easiness_auc,omitempty"`
 }
 
 // State is a cell's state as its folder shows it.
@@ -173,4 +179,50 @@ func ReadTrainState(runDir string) (TrainState, bool, error) {
 		return st, false, fmt.Errorf("%s: %w", filepath.Join(runDir, train.StateFile), err)
 	}
 	return st, true, nil
+}
+
+// The easiness files of a cell: predicted easiness of each test example
+// (compbench easiness) and the zero-shot per-example judgements.
+const (
+	EasinessFile = "easiness.jsonl"
+	ExamplesFile = "test.examples.jsonl"
+)
+
+// EasinessROC is the ROC curve of a cell's predicted easiness against the
+// correctness of its zero-shot predictions; ok is false when the cell has
+// no easiness, or its predictions are all right or all wrong (no curve).
+func EasinessROC(dir string) (auc float64, roc []eval.ROCPoint, ok bool, err error) {
+	easy, err := eval.ReadEasiness(filepath.Join(dir, EasinessFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, err
+	}
+	f, err := os.Open(filepath.Join(dir, ExamplesFile))
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer f.Close()
+	var scores []float64
+	var labels []bool
+	dec := json.NewDecoder(f)
+	for {
+		var ex eval.Example
+		if err := dec.Decode(&ex); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return 0, nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, ExamplesFile), err)
+		}
+		e, found := easy[ex.ID]
+		if !found {
+			return 0, nil, false, fmt.Errorf("%s: no easiness for test example %q", filepath.Join(dir, EasinessFile), ex.ID)
+		}
+		scores, labels = append(scores, e), append(labels, ex.Correct)
+	}
+	auc, roc, err = eval.AUC(scores, labels)
+	if err != nil { // one class only: the curve is undefined
+		return 0, nil, false, nil
+	}
+	return auc, roc, true, nil
 }

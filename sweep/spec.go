@@ -52,6 +52,10 @@ type Spec struct {
 	// Execute scores RobustFill programs by running them (compbench eval
 	// --execute) besides exact match.
 	Execute bool `json:"execute,omitempty"`
+	// Easiness computes each test example's predicted easiness (compbench
+	// easiness, 2-LS) and the ROC AUC against the zero-shot predictions'
+	// correctness; the report draws the ROC curves.
+	Easiness bool `json:"easiness,omitempty"`
 }
 
 // Dataset is one value of the Datasets axis. Dir, when set, supplies

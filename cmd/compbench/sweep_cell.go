@@ -86,6 +86,11 @@ func (r *cellRunner) stages(ctx context.Context, c sweep.Cell, dir string) error
 	if err := r.predictEval(ctx, dir, f.test); err != nil {
 		return err
 	}
+	if r.spec.Easiness && !exists(filepath.Join(dir, sweep.EasinessFile)) {
+		if _, err := r.stage(ctx, dir, "easiness", "--train", f.train, "--test", f.test, "--out", filepath.Join(dir, sweep.EasinessFile), "--force"); err != nil {
+			return err
+		}
+	}
 	if ft := r.spec.Finetune; ft != nil && f.finetune != "" {
 		ftDir := filepath.Join(dir, sweep.FinetuneDir)
 		if !exists(filepath.Join(ftDir, sweep.TestPreds)) {
@@ -218,7 +223,11 @@ func (r *cellRunner) predictEval(ctx context.Context, runDir, test string) error
 		if exists(path) {
 			continue
 		}
-		out, err := r.stage(ctx, runDir, append([]string{"eval", "--gold", test, "--pred", preds, "--json"}, e.extra...)...)
+		args := append([]string{"eval", "--gold", test, "--pred", preds, "--json", "--force"}, e.extra...)
+		if r.spec.Easiness && e.extra == nil && filepath.Base(runDir) != sweep.FinetuneDir {
+			args = append(args, "--per-example", filepath.Join(runDir, sweep.ExamplesFile))
+		}
+		out, err := r.stage(ctx, runDir, args...)
 		if err != nil {
 			return err
 		}
@@ -297,6 +306,11 @@ func (r *cellRunner) result(c sweep.Cell, dir string, f cellFiles) (*sweep.Resul
 			}
 			res.FewShotExec = &v
 		}
+	}
+	if auc, _, ok, err := sweep.EasinessROC(dir); err != nil {
+		return nil, err
+	} else if ok {
+		res.EasinessAUC = &auc
 	}
 	if f.split != "" {
 		b, err := os.ReadFile(f.split)
