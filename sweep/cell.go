@@ -22,9 +22,11 @@ type Cell struct {
 	// Name is the stable folder name under OUT/cells.
 	Name string `json:"name"`
 	// Data is the task or dataset name; Task is set for generated data.
-	Data  string `json:"data"`
-	Task  string `json:"task,omitempty"`
-	Model string `json:"model"`
+	Data string `json:"data"`
+	Task string `json:"task,omitempty"`
+	// Model is the model's label; Variant its compbench train --model.
+	Model   string `json:"model"`
+	Variant string `json:"variant"`
 	// Vary are the cell's values of the config axes.
 	Vary []Setting `json:"vary,omitempty"`
 	Seed uint64    `json:"seed"`

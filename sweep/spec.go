@@ -27,8 +27,9 @@ import (
 type Spec struct {
 	// Name labels the sweep in reports.
 	Name string `json:"name"`
-	// Models is an axis of model variants (compbench train --model).
-	Models []string `json:"models"`
+	// Models is an axis of models: a variant name (compbench train
+	// --model), or an object with its own config (see Model).
+	Models []Model `json:"models"`
 	// Tasks is an axis of generated benchmarks: each cell runs
 	// compbench gen DOMAIN --task T with Generate's sizes.
 	Tasks []string `json:"tasks,omitempty"`
@@ -56,6 +57,53 @@ type Spec struct {
 	// easiness, 2-LS) and the ROC AUC against the zero-shot predictions'
 	// correctness; the report draws the ROC curves.
 	Easiness bool `json:"easiness,omitempty"`
+}
+
+// Model is one value of the Models axis. Written as a plain string it is
+// the variant alone; as an object it may carry a config merged over the
+// sweep's (the LSTM and the Transformer of a table seldom share a learning
+// rate) and a name for cell names and reports.
+type Model struct {
+	// Name labels the model (default: Variant).
+	Name    string `json:"name,omitempty"`
+	Variant string `json:"variant"`
+	// Config is a partial training config over the sweep's Config.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// Label is the model's name in cells and reports.
+func (m Model) Label() string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return m.Variant
+}
+
+// UnmarshalJSON reads a variant name or a strict object.
+func (m *Model) UnmarshalJSON(b []byte) error {
+	var v string
+	if json.Unmarshal(b, &v) == nil {
+		*m = Model{Variant: v}
+		return nil
+	}
+	type plain Model
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("models: %w", err)
+	}
+	*m = Model(p)
+	return nil
+}
+
+// MarshalJSON writes a bare variant as a string.
+func (m Model) MarshalJSON() ([]byte, error) {
+	if m.Name == "" && len(m.Config) == 0 {
+		return json.Marshal(m.Variant)
+	}
+	type plain Model
+	return json.Marshal(plain(m))
 }
 
 // Dataset is one value of the Datasets axis. Dir, when set, supplies
@@ -213,7 +261,7 @@ func (s *Spec) Validate() error {
 	}
 	for _, m := range s.Models {
 		var c models.Config
-		if err := c.ApplyVariant(m); err != nil {
+		if err := c.ApplyVariant(m.Variant); err != nil {
 			return fmt.Errorf("models: %w", err)
 		}
 	}
@@ -253,6 +301,29 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
+// merge sets src's keys over dst, recursing into objects both hold.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := dst[k].(map[string]any); ok {
+				merge(dv, sv)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// model is the Models entry of a cell.
+func (s *Spec) model(c Cell) Model {
+	for _, m := range s.Models {
+		if m.Label() == c.Model {
+			return m
+		}
+	}
+	return Model{Variant: c.Variant}
+}
+
 var configKey = regexp.MustCompile(`^[a-z_0-9]+(\.[a-z_0-9]+)?$`)
 
 // TrainConfig is the --config file of a cell: Config with the cell's Vary
@@ -260,10 +331,18 @@ var configKey = regexp.MustCompile(`^[a-z_0-9]+(\.[a-z_0-9]+)?$`)
 // defaults, as compbench train will read it.
 func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
 	obj := map[string]any{}
-	if len(bytes.TrimSpace(s.Config)) > 0 {
-		if err := json.Unmarshal(s.Config, &obj); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+	for _, part := range []struct {
+		what string
+		raw  json.RawMessage
+	}{{"config", s.Config}, {"models: " + c.Model + ": config", s.model(c).Config}} {
+		if len(bytes.TrimSpace(part.raw)) == 0 {
+			continue
 		}
+		var o map[string]any
+		if err := json.Unmarshal(part.raw, &o); err != nil {
+			return nil, fmt.Errorf("%s: %w", part.what, err)
+		}
+		merge(obj, o)
 	}
 	for _, v := range c.Vary {
 		var val any
@@ -286,15 +365,15 @@ func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
 		return nil, err
 	}
 	cfg := train.DefaultConfig()
-	if models.IsLSTM(c.Model) {
-		cfg.Model = models.LSTMDefaultConfig(c.Model)
+	if models.IsLSTM(c.Variant) {
+		cfg.Model = models.LSTMDefaultConfig(c.Variant)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if err := cfg.Model.ApplyVariant(c.Model); err != nil {
+	if err := cfg.Model.ApplyVariant(c.Variant); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -329,7 +408,7 @@ func (s *Spec) Cells() []Cell {
 		for _, m := range s.Models {
 			for _, vs := range varies {
 				for _, seed := range s.Seeds {
-					c := Cell{Index: len(cells), Data: d.name, Task: d.task, Model: m, Vary: vs, Seed: seed}
+					c := Cell{Index: len(cells), Data: d.name, Task: d.task, Model: m.Label(), Variant: m.Variant, Vary: vs, Seed: seed}
 					c.Name = c.name()
 					cells = append(cells, c)
 				}

@@ -39,6 +39,8 @@ func TestSpecErrors(t *testing.T) {
 		{"vary seed", `{` + base + `,"vary":[{"key":"seed","values":[1]}]}`, "seeds axis"},
 		{"duplicate names", `{"models":["transformer"],"seeds":[1],"datasets":[{"name":"a b","train":"train.jsonl","test":"train.jsonl"},{"name":"a_b","train":"train.jsonl","test":"train.jsonl"}]}`, "two cells are named a_b.transformer.seed1"},
 		{"missing file", `{"models":["transformer"],"seeds":[1],"datasets":[{"name":"a","train":"nope.jsonl","test":"train.jsonl"}]}`, "nope.jsonl does not exist"},
+		{"unknown model key", `{"models":[{"variant":"transformer","confg":{}}],"seeds":[1],"tasks":["length"]}`, `unknown field "confg"`},
+		{"bad model config", `{"models":[{"variant":"transformer","config":{"lr":-1}}],"seeds":[1],"tasks":["length"]}`, "lr -1 must be > 0"},
 		{"trailing data", `{` + base + `} {}`, "data after the JSON object"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,7 +56,7 @@ func TestSpecErrors(t *testing.T) {
 // vary values in each cell's --config file.
 func TestCells(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Load(writeSpec(t, dir, `{"models":["transformer","lstm-copy"],"seeds":[1,2],"tasks":["length"],
+	s, err := Load(writeSpec(t, dir, `{"models":["transformer",{"name":"lstm","variant":"lstm-copy","config":{"lr":0.003,"model":{"dropout":0.2}}}],"seeds":[1,2],"tasks":["length"],
 		"config":{"steps":5,"model":{"dim":16}},"vary":[{"key":"model.layers","values":[1,2]}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +71,8 @@ func TestCells(t *testing.T) {
 	}{
 		{0, "length.transformer.model.layers=1.seed1", `"layers": 1`},
 		{3, "length.transformer.model.layers=2.seed2", `"layers": 2`},
-		{4, "length.lstm-copy.model.layers=1.seed1", `"dim": 16`},
+		{4, "length.lstm.model.layers=1.seed1", `"dropout": 0.2`},
+		{5, "length.lstm.model.layers=1.seed2", `"lr": 0.003`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if cells[c.i].Name != c.name || cells[c.i].Index != c.i {

@@ -183,7 +183,7 @@ func (r *cellRunner) train(ctx context.Context, c sweep.Cell, dir string, f cell
 		}
 		args = append(args, "--resume")
 	} else {
-		args = append(args, "--model", c.Model, "--config", filepath.Join(dir, sweep.ConfigPatch),
+		args = append(args, "--model", c.Variant, "--config", filepath.Join(dir, sweep.ConfigPatch),
 			"--seed", strconv.FormatUint(c.Seed, 10), "--force")
 	}
 	start := time.Now()
