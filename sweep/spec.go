@@ -48,6 +48,9 @@ type Spec struct {
 	// Finetune, when set, fine-tunes each trained cell on the few-shot
 	// set and predicts the test set again.
 	Finetune *Finetune `json:"finetune,omitempty"`
+	// Device runs training, fine-tuning and decoding on it (compbench
+	// train --device: cpu, cuda, cuda:N, engine-cpu; empty: cpu).
+	Device string `json:"device,omitempty"`
 	// Beam is the beam size of prediction (0: 1, greedy).
 	Beam int `json:"beam,omitempty"`
 	// Execute scores RobustFill programs by running them (compbench eval
@@ -140,6 +143,9 @@ type Generate struct {
 	// Seed is the data seed (0: 1), the same for every model seed, so
 	// the seeds of one cell group share their data.
 	Seed uint64 `json:"seed,omitempty"`
+	// Discard removes a cell's generated data once the cell is finished
+	// (Shi et al.'s 1.28M training examples are 1.3 GB per cell).
+	Discard bool `json:"discard,omitempty"`
 }
 
 // Finetune is the few-shot stage (compbench finetune).
@@ -284,6 +290,9 @@ func (s *Spec) Validate() error {
 	if s.Finetune != nil && (s.Finetune.Steps < 1 || s.Finetune.LR < 0) {
 		return fmt.Errorf("finetune: steps %d must be >= 1 and lr %v >= 0", s.Finetune.Steps, s.Finetune.LR)
 	}
+	if s.Device != "" && !deviceName.MatchString(s.Device) {
+		return fmt.Errorf("device %q: want cpu, cuda, cuda:N or engine-cpu", s.Device)
+	}
 	if s.Beam < 0 {
 		return fmt.Errorf("beam %d < 0", s.Beam)
 	}
@@ -323,6 +332,8 @@ func (s *Spec) model(c Cell) Model {
 	}
 	return Model{Variant: c.Variant}
 }
+
+var deviceName = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]+|engine-cpu)$`)
 
 var configKey = regexp.MustCompile(`^[a-z_0-9]+(\.[a-z_0-9]+)?$`)
 

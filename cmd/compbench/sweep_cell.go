@@ -98,7 +98,7 @@ func (r *cellRunner) stages(ctx context.Context, c sweep.Cell, dir string) error
 			if ft.LR > 0 {
 				args = append(args, "--lr", strconv.FormatFloat(ft.LR, 'g', -1, 64))
 			}
-			if _, err := r.stage(ctx, dir, args...); err != nil {
+			if _, err := r.stage(ctx, dir, r.device(args)...); err != nil {
 				return err
 			}
 		}
@@ -114,7 +114,21 @@ func (r *cellRunner) stages(ctx context.Context, c sweep.Cell, dir string) error
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, sweep.ResultFile), append(b, '\n'))
+	if err := writeAtomic(filepath.Join(dir, sweep.ResultFile), append(b, '\n')); err != nil {
+		return err
+	}
+	if c.Task != "" && r.spec.Generate.Discard {
+		return os.RemoveAll(filepath.Join(dir, sweep.DataDir))
+	}
+	return nil
+}
+
+// device adds the sweep's --device to a stage's arguments.
+func (r *cellRunner) device(args []string) []string {
+	if r.spec.Device == "" {
+		return args
+	}
+	return append(args, "--device", r.spec.Device)
 }
 
 // data returns the cell's files, generating them first for a task.
@@ -186,6 +200,7 @@ func (r *cellRunner) train(ctx context.Context, c sweep.Cell, dir string, f cell
 		args = append(args, "--model", c.Variant, "--config", filepath.Join(dir, sweep.ConfigPatch),
 			"--seed", strconv.FormatUint(c.Seed, 10), "--force")
 	}
+	args = r.device(args)
 	start := time.Now()
 	_, err = r.stage(ctx, dir, args...)
 	secs := readSeconds(filepath.Join(dir, trainSecondsFile)) + time.Since(start).Seconds()
@@ -204,7 +219,7 @@ func (r *cellRunner) predictEval(ctx context.Context, runDir, test string) error
 		if r.spec.Beam > 1 {
 			args = append(args, "--beam", strconv.Itoa(r.spec.Beam))
 		}
-		if _, err := r.stage(ctx, runDir, args...); err != nil {
+		if _, err := r.stage(ctx, runDir, r.device(args)...); err != nil {
 			return err
 		}
 	}
