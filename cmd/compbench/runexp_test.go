@@ -81,3 +81,43 @@ func TestRunDeviceRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDefaults: compbench run's defaults are the ones measured to learn
+// part of the default task's training distribution (RESULTS.md), and its
+// help and docs/run.md state them.
+func TestRunDefaults(t *testing.T) {
+	c := runConfig()
+	cases := []struct {
+		name      string
+		got, want any
+	}{
+		{"layers", c.Model.Layers, 2},
+		{"dim", c.Model.Dim, 64},
+		{"mlp", c.Model.MLPDim, 128},
+		{"heads", c.Model.Heads, 4},
+		{"dropout", c.Model.Dropout, 0.0},
+		{"steps", c.Steps, 600},
+		{"batch", c.Batch, 32},
+		{"lr", c.LR, 2e-3},
+		{"warmup", c.Warmup, 100},
+	}
+	for _, k := range cases {
+		t.Run(k.name, func(t *testing.T) {
+			if k.got != k.want {
+				t.Errorf("%s %v; the measured default is %v", k.name, k.got, k.want)
+			}
+		})
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	out, _, code := runCLI(t, "run", "--help")
+	if code != 0 || !strings.Contains(flat(out), runDefaults()) {
+		t.Errorf("run --help does not state %q:\n%s", runDefaults(), out)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "run.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(flat(string(doc)), runDefaults()) {
+		t.Errorf("docs/run.md does not state %q", runDefaults())
+	}
+}
