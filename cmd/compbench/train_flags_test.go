@@ -34,11 +34,11 @@ func TestTrainPresets(t *testing.T) {
 	}{
 		{"none", nil, 3, 256, 64, 16000, 10000, 1e-3, 0.1, ""},
 		{"paper", []string{"--preset", "paper"}, 3, 256, 64, 16000, 10000, 1e-3, 0.1, "paper"},
-		{"cpu-small", []string{"--preset", "cpu-small"}, 2, 64, 64, 200, 3000, 2e-3, 0, "cpu-small"},
-		{"cpu-small relative", []string{"--preset", "cpu-small", "--model", "relative"}, 2, 64, 64, 200, 3000, 2e-3, 0, "cpu-small"},
+		{"cpu-small", []string{"--preset", "cpu-small"}, 2, 64, 64, 200, 2000, 5e-3, 0, "cpu-small"},
+		{"cpu-small relative", []string{"--preset", "cpu-small", "--model", "relative"}, 2, 64, 64, 200, 2000, 5e-3, 0, "cpu-small"},
 		{"cpu-small lstm", []string{"--preset", "cpu-small", "--model", "lstm-attention"}, 1, 64, 64, 0, 3500, 0.01, 0, "cpu-small"},
-		{"flags override", []string{"--preset", "cpu-small", "--dim", "32", "--steps", "100"}, 2, 32, 64, 200, 100, 2e-3, 0, "cpu-small"},
-		{"config overrides", []string{"--preset", "cpu-small", "--config", cfgFile}, 2, 64, 64, 200, 7, 2e-3, 0, "cpu-small"},
+		{"flags override", []string{"--preset", "cpu-small", "--dim", "32", "--steps", "100"}, 2, 32, 64, 200, 100, 5e-3, 0, "cpu-small"},
+		{"config overrides", []string{"--preset", "cpu-small", "--config", cfgFile}, 2, 64, 64, 200, 7, 5e-3, 0, "cpu-small"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestTrainPresets(t *testing.T) {
 	})
 	t.Run("help", func(t *testing.T) {
 		out, _, code := runCLI(t, "train", "--help")
-		for _, want := range []string{"-preset NAME", "  cpu-small: ", "  paper: ", "batch 64, lr 0.002, warmup 200"} {
+		for _, want := range []string{"-preset NAME", "  cpu-small: ", "  paper: ", "batch 64, lr 0.005, warmup 200, 2000 steps"} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("exit %d, help lacks %q:\n%s", code, want, out)
 			}
