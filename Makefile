@@ -7,7 +7,7 @@ TAGS ?=
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test test-purego test-scripts test-gpuemu test-gpuemu-asan lint demo bench bench-deps deps sweep-deps clean fmt vet
+.PHONY: all build test test-purego test-scripts test-docs test-gpuemu test-gpuemu-asan lint demo bench bench-deps deps sweep-deps clean fmt vet
 
 all: build
 
@@ -20,6 +20,7 @@ test: deps sweep-deps
 	$(GO) vet -tags '$(TAGS)' $(PKGS)
 	$(GO) test -tags '$(TAGS)' -timeout 15m $(PKGS)
 	$(MAKE) --no-print-directory test-scripts
+	$(MAKE) --no-print-directory test-docs
 ifeq ($(findstring purego,$(TAGS)),)
 	$(MAKE) --no-print-directory test-purego
 	$(MAKE) test-gpuemu
@@ -58,6 +59,14 @@ test-scripts: build
 	for want in "| random |" "| mcd |" "compound div."; do \
 		grep -qF "$$want" "$$d/demo/results.md" || { echo "test-scripts: demo.sh results lack \"$$want\""; cat "$$d/log"; exit 1; }; \
 	done; echo "test-scripts: demo.sh ok (reduced: every 20th command, 5 steps)"
+
+# test-docs runs every sh block of README.md and docs/*.md at toy size, in
+# file order, one folder per file (scripts/test_docs.sh says how sizes are
+# shrunk and which blocks are skipped), after checking that the script
+# catches a broken example.
+test-docs: build
+	@./scripts/test_docs.sh --self-test
+	@COMPBENCH=$(BIN) ./scripts/test_docs.sh
 
 # test-gpuemu runs the GPU path's tests (kernel parity, the engine's CUDA
 # backend, train/predict/finetune --device cuda against the CPU) with the
