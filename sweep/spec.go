@@ -51,6 +51,9 @@ type Spec struct {
 	// Device runs training, fine-tuning and decoding on it (compbench
 	// train --device: cpu, cuda, cuda:N, engine-cpu; empty: cpu).
 	Device string `json:"device,omitempty"`
+	// Last decodes with the last checkpoint instead of the best on dev
+	// (compbench predict --last).
+	Last bool `json:"last,omitempty"`
 	// Beam is the beam size of prediction (0: 1, greedy).
 	Beam int `json:"beam,omitempty"`
 	// Execute scores RobustFill programs by running them (compbench eval
@@ -159,11 +162,11 @@ type Finetune struct {
 func Load(path string) (*Spec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("sweep file: %w", err)
+		return nil, err
 	}
 	s, err := Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("sweep file %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	abs, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -171,7 +174,7 @@ func Load(path string) (*Spec, error) {
 	}
 	s.resolve(abs)
 	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("sweep file %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
@@ -252,6 +255,9 @@ func (s *Spec) Validate() error {
 	for _, d := range s.Datasets {
 		if d.Name == "" {
 			return errors.New("datasets: a dataset without a name")
+		}
+		if d.Dir != "" && (d.Train == "" || d.Test == "") {
+			return fmt.Errorf("datasets: %s: %s holds no train.jsonl or test.jsonl", d.Name, d.Dir)
 		}
 		if d.Train == "" || d.Test == "" {
 			return fmt.Errorf("datasets: %s: no train or test file (give train and test, or a dir holding train.jsonl and test.jsonl)", d.Name)

@@ -123,3 +123,35 @@ func TestScript(t *testing.T) {
 		})
 	}
 }
+
+// TestExperiments: every sweep file under experiments/ is valid. Their
+// split folders are made beforehand (docs/sweep.md), so datasets are
+// pointed at a stand-in file here.
+func TestExperiments(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "experiments", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sweep files under experiments/ (%v)", err)
+	}
+	stand := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(stand, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range s.Datasets {
+				s.Datasets[i] = Dataset{Name: s.Datasets[i].Name, Train: stand, Dev: stand, Test: stand}
+			}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

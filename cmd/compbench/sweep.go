@@ -75,7 +75,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	}
 	spec, err := sweep.Load(*file)
 	if err != nil {
-		return usagef("%v", err)
+		return usagef("sweep: %v", err)
 	}
 	var one sweep.Cell
 	if *cell != "" {

@@ -219,6 +219,9 @@ func (r *cellRunner) predictEval(ctx context.Context, runDir, test string) error
 		if r.spec.Beam > 1 {
 			args = append(args, "--beam", strconv.Itoa(r.spec.Beam))
 		}
+		if r.spec.Last {
+			args = append(args, "--last")
+		}
 		if _, err := r.stage(ctx, runDir, r.device(args)...); err != nil {
 			return err
 		}
