@@ -22,6 +22,7 @@ type splitParams struct {
 	Tree       string           `json:"tree"`
 	MaxSize    int              `json:"compound_max_size"`
 	Keep       int              `json:"compound_keep"`
+	Supers     string           `json:"compound_supergraphs"`
 	Pool       string           `json:"pool"`
 	Anonymizer split.Anonymizer `json:"anonymizer"`
 	SkippedBad int              `json:"skipped_bad"`
@@ -161,7 +162,7 @@ The grammar and nls methods take flags of their own: see
 		if ix, err = structure.Build(trees, comp, stderr); err != nil {
 			return err
 		}
-		params.MaxSize, params.Keep = ix.MaxSize, ix.Keep
+		params.MaxSize, params.Keep, params.Supers = ix.MaxSize, ix.Keep, ix.Supergraphs
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -119,6 +119,7 @@ type SplitFile struct {
 		Tree       string     `json:"tree"`
 		MaxSize    int        `json:"compound_max_size"`
 		Keep       int        `json:"compound_keep"`
+		Supers     string     `json:"compound_supergraphs"`
 		Anonymizer Anonymizer `json:"anonymizer"`
 		SkippedBad int        `json:"skipped_bad"`
 	} `json:"params"`
@@ -168,7 +169,7 @@ func SplitStats(f *SplitFile, pool []data.Record, stderr io.Writer) (Stats, erro
 		} else if trees, err = Trees(pool, kind); err != nil {
 			return Stats{}, err
 		}
-		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep}
+		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep, Supergraphs: f.Params.Supers}
 		if ix, err = structure.Build(trees, cfg, stderr); err != nil {
 			return Stats{}, err
 		}

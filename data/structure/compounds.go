@@ -24,7 +24,23 @@ type CompoundConfig struct {
 	// KeepAuto keeps the heaviest that together hold AutoKeepWeight of the
 	// pool's total compound weight.
 	Keep int
+	// Supergraphs says which supergraphs an occurrence's weight ranges
+	// over: SupersAll (every enumerated superset, Keysers et al.'s
+	// definition), SupersOneNode (the minimal ones, see Build), or "" to
+	// choose: all where the trees hold at most ExactPerTree subtrees each
+	// on average, else one-node.
+	Supergraphs string
 }
+
+// Supergraph sets for CompoundConfig.Supergraphs.
+const (
+	SupersAll     = "all"
+	SupersOneNode = "one-node"
+)
+
+// ExactPerTree is the most subtrees per tree, on average, for which the
+// automatic choice weighs over every supergraph.
+const ExactPerTree = 96
 
 // KeepAuto is the Keep value that chooses the number kept from the data.
 const KeepAuto = -1
@@ -43,7 +59,7 @@ const (
 	AutoSizeCap  = 10
 	AutoPerTree  = 1000
 	autoSizeLow  = 3
-	subtreeCount = AutoSizeCap + 1
+	subtreeCount = MaxCompoundSize + 1
 )
 
 // AutoMaxSize is the compound size MaxSize 0 stands for: the largest size up
@@ -60,6 +76,29 @@ const (
 // while bushy trees (CFQ) have too many large subtrees to enumerate. The
 // cap, 10, is the size that gave original SCAN its highest MCD divergence.
 func AutoMaxSize(trees []*data.Tree) int {
+	total := subtreeTotals(trees)
+	best, sum := autoSizeLow, 0.0
+	for s := 2; s <= AutoSizeCap; s++ {
+		sum += total[s]
+		if s > autoSizeLow && sum <= AutoPerTree*float64(max(len(trees), 1)) {
+			best = s
+		}
+	}
+	return best
+}
+
+// SubtreesPerTree is the average number of subtrees of 2..k nodes per tree.
+func SubtreesPerTree(trees []*data.Tree, k int) float64 {
+	total := subtreeTotals(trees)
+	sum := 0.0
+	for s := 2; s <= min(k, MaxCompoundSize); s++ {
+		sum += total[s]
+	}
+	return sum / float64(max(len(trees), 1))
+}
+
+// subtreeTotals counts the subtrees of exactly s nodes over all trees.
+func subtreeTotals(trees []*data.Tree) [subtreeCount]float64 {
 	var total [subtreeCount]float64 // subtrees of exactly s nodes
 	var walk func(t *data.Tree) [subtreeCount]float64
 	walk = func(t *data.Tree) [subtreeCount]float64 {
@@ -89,14 +128,7 @@ func AutoMaxSize(trees []*data.Tree) int {
 			walk(t)
 		}
 	}
-	best, sum := autoSizeLow, 0.0
-	for s := 2; s < subtreeCount; s++ {
-		sum += total[s]
-		if s > autoSizeLow && sum <= AutoPerTree*float64(max(len(trees), 1)) {
-			best = s
-		}
-	}
-	return best
+	return total
 }
 
 // MaxCompoundSize bounds MaxSize: the number of subtrees grows quickly with
@@ -107,6 +139,9 @@ const MaxCompoundSize = 16
 func (c CompoundConfig) Validate() error {
 	if c.MaxSize != 0 && (c.MaxSize < 2 || c.MaxSize > MaxCompoundSize) {
 		return fmt.Errorf("compound size %d: want 2 to %d nodes", c.MaxSize, MaxCompoundSize)
+	}
+	if c.Supergraphs != "" && c.Supergraphs != SupersAll && c.Supergraphs != SupersOneNode {
+		return fmt.Errorf("supergraphs %q: want %q, %q or empty (chosen from the data)", c.Supergraphs, SupersAll, SupersOneNode)
 	}
 	if c.Keep < KeepAuto {
 		return fmt.Errorf("compounds kept %d: want >= 0, or %d to choose from the data", c.Keep, KeepAuto)
@@ -136,6 +171,9 @@ type Index struct {
 	MaxSize int
 	// Keep is how many compounds were kept by total weight (0: all).
 	Keep int
+	// Supergraphs is the supergraph set the weights used (SupersAll or
+	// SupersOneNode).
+	Supergraphs string
 	// Atoms maps atom id to its label.
 	Atoms []string
 	// Compounds maps compound id to its canonical text (see compoundText).
@@ -195,39 +233,34 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 		cfg.MaxSize = AutoMaxSize(trees)
 	}
 	ix := &Index{MaxSize: cfg.MaxSize, Examples: make([]Example, len(trees))}
+	var wg weigher
+	switch cfg.Supergraphs {
+	case SupersAll:
+		wg = newExactWeigher(cfg.MaxSize)
+	case SupersOneNode:
+		wg = newOneNodeWeigher(cfg.MaxSize, &ix.Atoms)
+	default:
+		if SubtreesPerTree(trees, cfg.MaxSize) <= ExactPerTree {
+			wg, cfg.Supergraphs = newExactWeigher(cfg.MaxSize), SupersAll
+		} else {
+			wg, cfg.Supergraphs = newOneNodeWeigher(cfg.MaxSize, &ix.Atoms), SupersOneNode
+		}
+	}
+	ix.Supergraphs = cfg.Supergraphs
 	atomID := map[string]int32{}
-	tt := newTypeTable(&ix.Atoms)
-	var occ []int32           // compound id -> occurrences in the pool
-	sup := map[uint64]int32{} // (G, G') -> occurrences of G inside some G'
 	passes := 2
 	if cfg.Keep != 0 {
 		passes = 3
 	}
 	bar := progress.New(stderr, "compounds", int64(passes*len(trees)))
-	var sc scratch
-	var supers []int32
 	for i, t := range trees {
 		f := flatten(t, atomID, &ix.Atoms)
-		sc.subtrees(&f, cfg.MaxSize, tt, true)
-		for len(occ) < len(tt.names) {
-			occ = append(occ, 0)
-		}
-		for e := range sc.elems {
-			el := &sc.elems[e]
-			if el.size < 2 {
-				continue
-			}
-			g := tt.comp[el.typ]
-			occ[g]++
-			supers = sc.supers(&f, e, cfg.MaxSize, tt, supers[:0])
-			for _, s := range supers {
-				sup[pairKey(g, tt.comp[s])]++
-			}
-		}
+		wg.count(&f, ix.Atoms)
 		ix.Examples[i].Atoms = atomCounts(f.atom)
 		bar.Add(1)
 	}
-	ix.Compounds = tt.names
+	ix.Compounds = wg.compounds()
+	wg.finish()
 	// Pass 2 weighs every occurrence; when compounds are dropped it only
 	// sums their weights, and pass 3 weighs again, keeping the chosen
 	// ones, so memory holds only the kept entries.
@@ -237,29 +270,10 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 		total = make([]float64, len(ix.Compounds))
 	}
 	w := map[int32]float64{}
-	weigh := func(f *flat) {
-		sc.subtrees(f, cfg.MaxSize, tt, false)
-		clear(w)
-		for e := range sc.elems {
-			el := &sc.elems[e]
-			if el.size < 2 {
-				continue
-			}
-			g := tt.comp[el.typ]
-			best := int32(0) // the most frequent supergraph of G around e
-			supers = sc.supers(f, e, cfg.MaxSize, tt, supers[:0])
-			for _, s := range supers {
-				best = max(best, sup[pairKey(g, tt.comp[s])])
-			}
-			wt := 1 - float64(best)/float64(occ[g])
-			if cur, ok := w[g]; !ok || wt > cur {
-				w[g] = wt
-			}
-		}
-	}
 	for i, t := range trees {
 		f := flatten(t, atomID, &ix.Atoms)
-		weigh(&f)
+		clear(w)
+		wg.weigh(&f, ix.Atoms, w)
 		if keep {
 			for g, x := range w {
 				total[g] += x
@@ -273,7 +287,8 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 		remap := ix.keepHeaviest(total, cfg.Keep)
 		for i, t := range trees {
 			f := flatten(t, atomID, &ix.Atoms)
-			weigh(&f)
+			clear(w)
+			wg.weigh(&f, ix.Atoms, w)
 			es := make([]Entry, 0, len(w))
 			for g, x := range w {
 				if r := remap[g]; r >= 0 {
@@ -287,6 +302,74 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	}
 	bar.Finish()
 	return ix, nil
+}
+
+// weigher enumerates a tree's compounds and weighs their occurrences:
+// count sees every tree once, finish closes the counts, weigh fills w with
+// a tree's compound weights (the largest over its occurrences).
+type weigher interface {
+	count(f *flat, atoms []string)
+	compounds() []string
+	finish()
+	weigh(f *flat, atoms []string, w map[int32]float64)
+}
+
+// oneNodeWeigher weighs occurrences over their one-node supergraphs on
+// hash-consed subtrees (see Build).
+type oneNodeWeigher struct {
+	k      int
+	tt     *typeTable
+	occ    []int32          // compound id -> occurrences in the pool
+	sup    map[uint64]int32 // (G, G') -> occurrences of G inside some G'
+	sc     scratch
+	supers []int32
+}
+
+func newOneNodeWeigher(k int, atoms *[]string) *oneNodeWeigher {
+	return &oneNodeWeigher{k: k, tt: newTypeTable(atoms), sup: map[uint64]int32{}}
+}
+
+func (x *oneNodeWeigher) count(f *flat, _ []string) {
+	x.sc.subtrees(f, x.k, x.tt, true)
+	for len(x.occ) < len(x.tt.names) {
+		x.occ = append(x.occ, 0)
+	}
+	for e := range x.sc.elems {
+		el := &x.sc.elems[e]
+		if el.size < 2 {
+			continue
+		}
+		g := x.tt.comp[el.typ]
+		x.occ[g]++
+		x.supers = x.sc.supers(f, e, x.k, x.tt, x.supers[:0])
+		for _, s := range x.supers {
+			x.sup[pairKey(g, x.tt.comp[s])]++
+		}
+	}
+}
+
+func (x *oneNodeWeigher) compounds() []string { return x.tt.names }
+
+func (x *oneNodeWeigher) finish() {}
+
+func (x *oneNodeWeigher) weigh(f *flat, _ []string, w map[int32]float64) {
+	x.sc.subtrees(f, x.k, x.tt, false)
+	for e := range x.sc.elems {
+		el := &x.sc.elems[e]
+		if el.size < 2 {
+			continue
+		}
+		g := x.tt.comp[el.typ]
+		best := int32(0) // the most frequent supergraph of G around e
+		x.supers = x.sc.supers(f, e, x.k, x.tt, x.supers[:0])
+		for _, s := range x.supers {
+			best = max(best, x.sup[pairKey(g, x.tt.comp[s])])
+		}
+		wt := 1 - float64(best)/float64(x.occ[g])
+		if cur, ok := w[g]; !ok || wt > cur {
+			w[g] = wt
+		}
+	}
 }
 
 // typeTable hash-conses rooted subtrees: a type is a label and, per

@@ -339,7 +339,7 @@ func TestKeepHeaviestTies(t *testing.T) {
 // every connected node set of 2..k nodes, its one-node supersets, P(G'|G)
 // over the pool, and per tree the largest occurrence weight. It shares no
 // code with Build but the canonical text's rules.
-func refWeights(trees []*data.Tree, k int) []map[string]float64 {
+func refWeights(trees []*data.Tree, k int, all bool) []map[string]float64 {
 	type tree struct {
 		label    []string
 		parent   []int
@@ -401,6 +401,19 @@ func refWeights(trees []*data.Tree, k int) []map[string]float64 {
 	for ti, t := range trees {
 		f := flat(t)
 		n := len(f.label)
+		valid := map[int]bool{} // connected node sets of 1..k nodes
+		for mask := 1; mask < 1<<n; mask++ {
+			tops, size := 0, 0
+			for i := 0; i < n; i++ {
+				if mask&(1<<i) != 0 {
+					size++
+					if f.parent[i] < 0 || mask&(1<<f.parent[i]) == 0 {
+						tops++
+					}
+				}
+			}
+			valid[mask] = tops == 1 && size <= k
+		}
 		for mask := 1; mask < 1<<n; mask++ {
 			set := map[int]bool{}
 			tops := 0
@@ -418,7 +431,19 @@ func refWeights(trees []*data.Tree, k int) []map[string]float64 {
 				continue
 			}
 			o := occ{g: text(f, set), supers: map[string]bool{}}
-			if len(set) < k {
+			if all {
+				for sup := 1; sup < 1<<n; sup++ {
+					if sup != mask && sup&mask == mask && valid[sup] {
+						ss := map[int]bool{}
+						for i := 0; i < n; i++ {
+							if sup&(1<<i) != 0 {
+								ss[i] = true
+							}
+						}
+						o.supers[text(f, ss)] = true
+					}
+				}
+			} else if len(set) < k {
 				for u := 0; u < n; u++ {
 					if set[u] {
 						continue
@@ -464,7 +489,8 @@ func refWeights(trees []*data.Tree, k int) []map[string]float64 {
 
 // TestBuildMatchesBruteForce: on random small trees (labels from a few, so
 // compounds recur in many contexts), Build's compounds and weights equal
-// the brute-force reference's for several sizes.
+// the brute-force reference's for several sizes, over one-node and over
+// all supergraphs.
 func TestBuildMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	var gen func(depth int) *data.Tree
@@ -493,12 +519,19 @@ func TestBuildMatchesBruteForce(t *testing.T) {
 		}
 	}
 	trees = append(trees, mustTree(t, "r(a(b), a(b))"), mustTree(t, "f(a, g, c, d, e)"), mustTree(t, "f(a(b), g, c, d(e), e)"))
-	for _, k := range []int{2, 3, 5} {
-		ix, err := Build(trees, CompoundConfig{MaxSize: k}, nil)
+	for _, tc := range []struct {
+		k      int
+		supers string
+	}{{2, SupersOneNode}, {3, SupersOneNode}, {5, SupersOneNode}, {3, SupersAll}, {5, SupersAll}} {
+		k := tc.k
+		ix, err := Build(trees, CompoundConfig{MaxSize: k, Supergraphs: tc.supers}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := refWeights(trees, k)
+		if ix.Supergraphs != tc.supers {
+			t.Errorf("index says supergraphs %q, want %q", ix.Supergraphs, tc.supers)
+		}
+		want := refWeights(trees, k, tc.supers == SupersAll)
 		for e := range trees {
 			got := weights(ix, e)
 			if len(got) != len(want[e]) {
@@ -560,6 +593,28 @@ func TestKeepAuto(t *testing.T) {
 			if w != weights(all, e)[k] {
 				t.Errorf("tree %d: %s weighs %v kept, %v in full", e, k, w, weights(all, e)[k])
 			}
+		}
+	}
+}
+
+// TestSupergraphsAuto: the automatic choice weighs over every supergraph on
+// trees with few subtrees and over one-node supergraphs on bushy ones.
+func TestSupergraphsAuto(t *testing.T) {
+	fan := &data.Tree{Label: "r"}
+	for range 20 {
+		fan.Children = append(fan.Children, &data.Tree{Label: "l"})
+	}
+	for _, tc := range []struct {
+		tree *data.Tree
+		k    int
+		want string
+	}{{mustTree(t, "a(b(c(d)))"), 4, SupersAll}, {fan, 4, SupersOneNode}} {
+		ix, err := Build([]*data.Tree{tc.tree}, CompoundConfig{MaxSize: tc.k}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.Supergraphs != tc.want {
+			t.Errorf("%v: supergraphs %q, want %q", tc.tree, ix.Supergraphs, tc.want)
 		}
 	}
 }
