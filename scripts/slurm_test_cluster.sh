@@ -29,17 +29,21 @@ env_lines() {
 }
 
 stop() {
-	local f pid
+	local f pid pids=()
+	# All three at once: each takes a second or two to exit on SIGTERM.
 	for f in slurmd slurmctld munged; do
 		[ -e "$dir/$f.pid" ] || continue
 		pid=$(cat "$dir/$f.pid")
 		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 			kill "$pid" 2>/dev/null || true
-			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-			kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+			pids+=("$pid")
 		fi
-		rm -f "$dir/$f.pid"
 	done
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+		kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+	done
+	rm -f "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munged.pid"
 }
 
 start() {
