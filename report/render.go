@@ -23,6 +23,13 @@ func (r *Report) header() ([]string, []column) {
 	for _, c := range cols {
 		h = append(h, c.name)
 	}
+	zero, few := r.paperColumns()
+	if zero {
+		h = append(h, "paper zero-shot")
+	}
+	if few {
+		h = append(h, "paper few-shot")
+	}
 	return h, cols
 }
 
@@ -30,6 +37,7 @@ func (r *Report) header() ([]string, []column) {
 func (r *Report) rows() [][]string {
 	_, cols := r.header()
 	keys := r.varyKeys()
+	zero, few := r.paperColumns()
 	var rows [][]string
 	for gi := range r.Groups {
 		g := &r.Groups[gi]
@@ -41,9 +49,35 @@ func (r *Report) rows() [][]string {
 		for _, c := range cols {
 			row = append(row, c.format(c.stat(g)))
 		}
+		pub, ok := r.published(g)
+		if !ok {
+			pub = PaperRow{ZeroShot: "-", FewShot: "-"}
+		}
+		if zero {
+			row = append(row, orDash(pub.ZeroShot))
+		}
+		if few {
+			row = append(row, orDash(pub.FewShot))
+		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// note is the line under the table.
+func (r *Report) note() string {
+	n := "Mean ± sample standard deviation over n seeds; exact match and accuracy in percent."
+	if r.paper != nil {
+		n += " Paper: " + r.paper.Source + "."
+	}
+	return n
 }
 
 // WriteMarkdown writes the table: one row per cell group, mean ± sample
@@ -56,7 +90,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, row := range r.rows() {
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 	}
-	b.WriteString("\nMean ± sample standard deviation over n seeds; exact match and accuracy in percent.\n")
+	b.WriteString("\n" + r.note() + "\n")
 	if len(r.Unfinished) > 0 {
 		fmt.Fprintf(&b, "\n%d cells are not finished: %s\n", len(r.Unfinished), strings.Join(r.Unfinished, ", "))
 	}
@@ -263,7 +297,7 @@ th { background: #eee; } td:first-child, td:nth-child(2) { text-align: left; }
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</table>\n<p>Mean ± sample standard deviation over n seeds; exact match and accuracy in percent.</p>\n")
+	fmt.Fprintf(&b, "</table>\n<p>%s</p>\n", html.EscapeString(r.note()))
 	if len(r.Unfinished) > 0 {
 		fmt.Fprintf(&b, "<p>%d cells are not finished: %s</p>\n", len(r.Unfinished), html.EscapeString(strings.Join(r.Unfinished, ", ")))
 	}

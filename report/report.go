@@ -54,6 +54,8 @@ type Report struct {
 	// Groups are the runs averaged together: same data, model and
 	// config values, different seeds.
 	Groups []Group
+	// paper, when set, adds its published numbers (SetPaper).
+	paper *Paper
 }
 
 // Group is one row of the table.

@@ -159,6 +159,39 @@ func TestReportSweep(t *testing.T) {
 	}
 }
 
+// TestReportPaper: --paper puts the published numbers beside the groups
+// they match (mcd* matching every MCD split) and cites them.
+func TestReportPaper(t *testing.T) {
+	r, err := Load(fakeSweep(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetPaper("nope"); err == nil {
+		t.Error("unknown paper accepted")
+	}
+	if err := r.SetPaper("keysers-table4"); err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, want string }{
+		{"header", "| train time (s) | paper zero-shot |\n"},
+		{"mcd", "| mcd1 | transformer | 3 |"},
+		{"mcd value", "| 2.0 ± 0.0 | 1.1 ± 0.5 |\n"},
+		{"random value", "| 2.0 ± 0.0 | 100.0 ± 0.0 |\n"},
+		{"unmatched", "| 2.0 ± 0.0 | - |\n"},
+		{"source", "Paper: Keysers et al. (2020), Table 4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(md.String(), c.want) {
+				t.Errorf("markdown lacks %q:\n%s", c.want, md.String())
+			}
+		})
+	}
+}
+
 // TestReportRun: a plain run folder (no sweep) reports its one row from
 // state.json and metrics.jsonl.
 func TestReportRun(t *testing.T) {

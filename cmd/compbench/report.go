@@ -7,12 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"compbench/report"
 )
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "report DIR [--format md|html|csv] [--csv] [--out FILE] [--plots PLOTDIR]", `
+	fs := newFlags("report", "report DIR [--format md|html|csv] [--csv] [--out FILE] [--plots PLOTDIR] [--paper NAME]", `
 Tabulate a sweep (DIR written by compbench sweep) or one run folder: one row
 per cell group (data, model, varied config values) with the mean ± sample
 standard deviation over its seeds and n, the number of seeds finished, for
@@ -26,6 +27,7 @@ the cells are splits). --plots also writes each plot as an SVG file.`, stderr)
 	asCSV := fs.Bool("csv", false, "same as --format csv")
 	out := fs.String("out", "", "write to `FILE` instead of standard output")
 	plots := fs.String("plots", "", "also write each plot to `PLOTDIR`/NAME.svg")
+	paper := fs.String("paper", "", "put a paper's published numbers beside ours: "+strings.Join(report.PaperNames(), ", "))
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -41,9 +43,17 @@ the cells are splits). --plots also writes each plot as an SVG file.`, stderr)
 	default:
 		return usagef("report: --format %q: want md, html or csv", *format)
 	}
+	if _, ok := report.Papers[*paper]; *paper != "" && !ok {
+		return usagef("report: --paper %q: want one of %s", *paper, strings.Join(report.PaperNames(), ", "))
+	}
 	r, err := report.Load(pos[0])
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	if *paper != "" {
+		if err := r.SetPaper(*paper); err != nil {
+			return err
+		}
 	}
 	var figs []report.Figure
 	if *format == "html" || *plots != "" {
