@@ -106,7 +106,7 @@ func Load(path string) (*Report, error) {
 }
 
 func loadSweep(out string) (*Report, error) {
-	spec, err := sweep.Load(filepath.Join(out, sweep.SpecFile))
+	spec, err := sweep.LoadRecorded(out)
 	if err != nil {
 		return nil, err
 	}

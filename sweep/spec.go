@@ -179,6 +179,22 @@ func Load(path string) (*Spec, error) {
 	return s, nil
 }
 
+// LoadRecorded reads OUT/sweep.json, the resolved sweep a run recorded,
+// without checking its data files: a report or a status may be made where
+// the data are not (a copy of OUT on a laptop).
+func LoadRecorded(out string) (*Spec, error) {
+	path := filepath.Join(out, SpecFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
 // Parse decodes a sweep file's bytes strictly; it does not validate.
 func Parse(b []byte) (*Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))

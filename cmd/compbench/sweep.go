@@ -178,7 +178,7 @@ func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl swe
 // sweepStatus prints each cell's state from its folder and, where Slurm
 // still knows the array task, squeue's state.
 func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
-	spec, err := sweep.Load(filepath.Join(out, sweep.SpecFile))
+	spec, err := sweep.LoadRecorded(out)
 	if err != nil {
 		return usagef("sweep: --status: %v", err)
 	}
