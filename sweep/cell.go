@@ -164,6 +164,9 @@ type TrainState struct {
 	Step     int     `json:"step"`
 	BestStep int     `json:"best_step"`
 	BestEM   float64 `json:"best_em"`
+	// EvalPending: a stop interrupted step Step's dev evaluation, which
+	// train --resume runs first; the run is not finished.
+	EvalPending bool `json:"eval_pending"`
 }
 
 // ReadTrainState reads a run folder's state.json; ok is false when the

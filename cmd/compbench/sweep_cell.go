@@ -192,7 +192,7 @@ func (r *cellRunner) train(ctx context.Context, c sweep.Cell, dir string, f cell
 		if err != nil {
 			return err
 		}
-		if ok && st.Step >= cfg.Steps && !exists(filepath.Join(dir, ".checkpoint-pending")) {
+		if ok && st.Step >= cfg.Steps && !st.EvalPending && !exists(filepath.Join(dir, ".checkpoint-pending")) {
 			return nil
 		}
 		args = append(args, "--resume")
