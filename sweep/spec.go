@@ -63,6 +63,9 @@ type Spec struct {
 	// easiness, 2-LS) and the ROC AUC against the zero-shot predictions'
 	// correctness; the report draws the ROC curves.
 	Easiness bool `json:"easiness,omitempty"`
+	// EasinessTree is compbench easiness --tree: where the programs come
+	// from (empty: auto; bracketed for COVR's outputs).
+	EasinessTree string `json:"easiness_tree,omitempty"`
 }
 
 // Model is one value of the Models axis. Written as a plain string it is
@@ -116,7 +119,11 @@ func (m Model) MarshalJSON() ([]byte, error) {
 // train.jsonl, dev.jsonl, test.jsonl, finetune.jsonl and split.json for
 // the paths left empty, where those files exist.
 type Dataset struct {
-	Name     string `json:"name"`
+	Name string `json:"name,omitempty"`
+	// Glob, when set, stands for one dataset per folder it matches
+	// (sorted), named by the folder's base name after Name as a prefix:
+	// the 124 grammar splits of a COVR table in one entry.
+	Glob     string `json:"glob,omitempty"`
 	Dir      string `json:"dir,omitempty"`
 	Train    string `json:"train,omitempty"`
 	Dev      string `json:"dev,omitempty"`
@@ -172,6 +179,9 @@ func Load(path string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.expand(abs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	s.resolve(abs)
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -207,6 +217,40 @@ func Parse(b []byte) (*Spec, error) {
 		return nil, errors.New("data after the JSON object")
 	}
 	return &s, nil
+}
+
+// expand replaces each glob dataset by the folders it matches.
+func (s *Spec) expand(base string) error {
+	var out []Dataset
+	for _, d := range s.Datasets {
+		if d.Glob == "" {
+			out = append(out, d)
+			continue
+		}
+		if d.Dir != "" || d.Train != "" || d.Dev != "" || d.Test != "" || d.Finetune != "" || d.Split != "" {
+			return fmt.Errorf("datasets: glob %q: give only a glob and a name prefix", d.Glob)
+		}
+		pat := d.Glob
+		if !filepath.IsAbs(pat) {
+			pat = filepath.Join(base, pat)
+		}
+		matches, err := filepath.Glob(pat)
+		if err != nil {
+			return fmt.Errorf("datasets: glob %q: %w", d.Glob, err)
+		}
+		n := 0
+		for _, m := range matches { // filepath.Glob sorts
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				out = append(out, Dataset{Name: d.Name + filepath.Base(m), Dir: m})
+				n++
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("datasets: glob %q matches no folder", d.Glob)
+		}
+	}
+	s.Datasets = out
+	return nil
 }
 
 // resolve makes the dataset paths absolute and fills them from Dir, so a
@@ -311,6 +355,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Finetune != nil && (s.Finetune.Steps < 1 || s.Finetune.LR < 0) {
 		return fmt.Errorf("finetune: steps %d must be >= 1 and lr %v >= 0", s.Finetune.Steps, s.Finetune.LR)
+	}
+	if s.EasinessTree != "" && !s.Easiness {
+		return errors.New("easiness_tree goes with easiness: true")
 	}
 	if s.Device != "" && !deviceName.MatchString(s.Device) {
 		return fmt.Errorf("device %q: want cpu, cuda, cuda:N or engine-cpu", s.Device)

@@ -41,6 +41,8 @@ func TestSpecErrors(t *testing.T) {
 		{"missing file", `{"models":["transformer"],"seeds":[1],"datasets":[{"name":"a","train":"nope.jsonl","test":"train.jsonl"}]}`, "nope.jsonl does not exist"},
 		{"unknown model key", `{"models":[{"variant":"transformer","confg":{}}],"seeds":[1],"tasks":["length"]}`, `unknown field "confg"`},
 		{"bad model config", `{"models":[{"variant":"transformer","config":{"lr":-1}}],"seeds":[1],"tasks":["length"]}`, "lr -1 must be > 0"},
+		{"glob without match", `{"models":["transformer"],"seeds":[1],"datasets":[{"glob":"nothing-*"}]}`, `glob "nothing-*" matches no folder`},
+		{"glob with paths", `{"models":["transformer"],"seeds":[1],"datasets":[{"glob":"*","train":"train.jsonl"}]}`, "give only a glob"},
 		{"trailing data", `{` + base + `} {}`, "data after the JSON object"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,6 +85,33 @@ func TestCells(t *testing.T) {
 				t.Errorf("config %s (%v), want %s and steps 5", b, err, c.conf)
 			}
 		})
+	}
+}
+
+// TestGlob: a glob dataset is one dataset per matching folder, sorted,
+// named by the prefix and the folder's name.
+func TestGlob(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"s10", "s2", "other"} {
+		if err := os.MkdirAll(filepath.Join(dir, "splits", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"train.jsonl", "test.jsonl"} {
+			if err := os.WriteFile(filepath.Join(dir, "splits", d, f), []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := Load(writeSpec(t, dir, `{"models":["transformer"],"seeds":[1],"datasets":[{"name":"covr-","glob":"splits/s*"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range s.Cells() {
+		names = append(names, c.Name)
+	}
+	if got, want := strings.Join(names, " "), "covr-s10.transformer.seed1 covr-s2.transformer.seed1"; got != want {
+		t.Errorf("cells %s, want %s", got, want)
 	}
 }
 

@@ -87,7 +87,11 @@ func (r *cellRunner) stages(ctx context.Context, c sweep.Cell, dir string) error
 		return err
 	}
 	if r.spec.Easiness && !exists(filepath.Join(dir, sweep.EasinessFile)) {
-		if _, err := r.stage(ctx, dir, "easiness", "--train", f.train, "--test", f.test, "--out", filepath.Join(dir, sweep.EasinessFile), "--force"); err != nil {
+		args := []string{"easiness", "--train", f.train, "--test", f.test, "--out", filepath.Join(dir, sweep.EasinessFile), "--force"}
+		if r.spec.EasinessTree != "" {
+			args = append(args, "--tree", r.spec.EasinessTree)
+		}
+		if _, err := r.stage(ctx, dir, args...); err != nil {
 			return err
 		}
 	}
