@@ -16,8 +16,9 @@ import (
 
 // LikelihoodConfig configures the likelihood split (Godbole & Jia §3).
 type LikelihoodConfig struct {
-	// LenBuckets, when > 1, controls for length: quantile buckets by token
-	// length, each sending its share of the evaluation side.
+	// LenBuckets, when > 1, controls for length: quantile bins of the
+	// token lengths (pandas qcut semantics, see lengthBuckets), each keeping
+	// its share of the training side.
 	LenBuckets int `json:"len_buckets"`
 	// By is the string whose whitespace tokens give the length.
 	By string `json:"by"`
@@ -95,8 +96,8 @@ func Likelihood(pool []data.Record, scores map[string]float64, ix *structure.Ind
 }
 
 // likelihood is Likelihood with the quota rounding as a parameter: roundUp
-// is asked once per non-empty bucket, in bucket order, with the fractional
-// part of its training quota (tests pass a fixed choice).
+// is asked once per bucket whose training quota has a fractional part, in
+// bucket order, with that part (tests pass fixed choices).
 func likelihood(pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand, roundUp func(frac float64) bool) (Assignment, error) {
 	n := len(pool)
 	nTrain, nDev, nTest, err := sizes.counts(n)
