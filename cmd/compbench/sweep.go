@@ -145,14 +145,17 @@ func recordSpec(spec *sweep.Spec, out string) error {
 // it, or prints it with dry.
 func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl sweep.Slurm, dry bool, stdout io.Writer) error {
 	cells := spec.Cells()
+	// Cells whose array task Slurm still holds (pending or running) are
+	// left to it.
+	queued := sweep.Queue(ctx, out)
 	var todo []int
 	for _, c := range cells {
-		if sweep.StateOf(c.Dir(out)) != sweep.Finished {
+		if _, busy := queued[c.Index]; !busy && sweep.StateOf(c.Dir(out)) != sweep.Finished {
 			todo = append(todo, c.Index)
 		}
 	}
 	if len(todo) == 0 {
-		fmt.Fprintf(stdout, "sweep: all %d cells are finished; nothing to submit\n", len(cells))
+		fmt.Fprintf(stdout, "sweep: all %d cells are finished or queued (%d); nothing to submit\n", len(cells), len(queued))
 		return nil
 	}
 	script, err := sweep.Script(self, out, spec.Name, cells, todo, sl)

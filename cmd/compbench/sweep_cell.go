@@ -45,7 +45,21 @@ type cellFiles struct{ train, dev, test, finetune, split string }
 // A failure is recorded in the cell's error.txt with its log's tail.
 func (r *cellRunner) run(ctx context.Context, c sweep.Cell) error {
 	dir := c.Dir(r.out)
-	err := r.stages(ctx, c, dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cell %s: %w", c.Name, err)
+	}
+	// One process per cell: a second sweep on the same OUT (or a
+	// resubmission while the first array still runs) must not train the
+	// same run twice at once.
+	lock, err := os.OpenFile(filepath.Join(dir, ".sweep.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("cell %s: %w", c.Name, err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("cell %s is being run by another process (%s is locked)", c.Name, lock.Name())
+	}
+	err = r.stages(ctx, c, dir)
 	if err != nil && ctx.Err() == nil {
 		msg := err.Error() + "\n\n" + tail(filepath.Join(dir, sweep.LogFile), 40)
 		if werr := writeAtomic(filepath.Join(dir, sweep.ErrorFile), []byte(msg)); werr != nil {
@@ -56,9 +70,6 @@ func (r *cellRunner) run(ctx context.Context, c sweep.Cell) error {
 }
 
 func (r *cellRunner) stages(ctx context.Context, c sweep.Cell, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cell %s: %w", c.Name, err)
-	}
 	if err := os.Remove(filepath.Join(dir, sweep.ErrorFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

@@ -227,3 +227,30 @@ func TestSweepDryRun(t *testing.T) {
 		t.Errorf("submitting without sbatch: %v, want sbatch not found", err)
 	}
 }
+
+// TestSweepCellLock: a cell another process is running (its lock held) is
+// refused, not run twice at once.
+func TestSweepCellLock(t *testing.T) {
+	dir := t.TempDir()
+	spec := tinySweep(t, dir, map[string]string{"d": tinyData(t)}, []string{"transformer"}, "1", 2, 0)
+	out := filepath.Join(dir, "out")
+	cell := filepath.Join(out, sweep.CellsDir, "d.transformer.seed1")
+	if err := os.MkdirAll(cell, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(cell, ".sweep.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"sweep", "--file", spec, "--out", out, "--cell", "d.transformer.seed1"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "being run by another process") {
+		t.Errorf("sweep --cell on a locked cell: %v", err)
+	}
+	if exists(filepath.Join(cell, sweep.ErrorFile)) {
+		t.Error("a locked cell got error.txt")
+	}
+}
