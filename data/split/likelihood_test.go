@@ -188,15 +188,28 @@ func TestLikelihoodAtomConstraint(t *testing.T) {
 
 // TestLikelihoodDevTest checks the division of the evaluation side: a
 // random draw by the seed of nDev examples; with equal dev and test
-// fractions, the reference's halving.
+// fractions, the reference's halving. (The division was already so before
+// the length buckets followed the reference; this pins it.)
 func TestLikelihoodDevTest(t *testing.T) {
-	pool, scores := bucketPool()
-	a, err := Likelihood(pool, scores, nil, LikelihoodConfig{}, Sizes{Dev: 0.2, Test: 0.2}, data.NewRand(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Scores 10 9 8 7 6 5 | 4 3 2 1: eval is 1, 3, 6, 8 (scores 3 1 2 4).
-	if got := fmt.Sprint(evalSet(a)); got != "[1 3 6 8]" || len(a.Dev) != 2 || len(a.Test) != 2 {
-		t.Errorf("dev %v test %v, want two each of [1 3 6 8]", a.Dev, a.Test)
+	for _, tc := range []struct {
+		name      string
+		sizes     Sizes
+		dev, test int
+	}{
+		{"equal fractions halve", Sizes{Dev: 0.2, Test: 0.2}, 2, 2},
+		{"unequal fractions", Sizes{Dev: 0.1, Test: 0.3}, 1, 3},
+		{"no dev", Sizes{Test: 0.4}, 0, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool, scores := bucketPool()
+			a, err := Likelihood(pool, scores, nil, LikelihoodConfig{}, tc.sizes, data.NewRand(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Scores 10 9 8 7 6 5 | 4 3 2 1: eval is 1, 3, 6, 8 (scores 3 1 2 4).
+			if got := fmt.Sprint(evalSet(a)); got != "[1 3 6 8]" || len(a.Dev) != tc.dev || len(a.Test) != tc.test {
+				t.Errorf("dev %v test %v, want %d and %d of [1 3 6 8]", a.Dev, a.Test, tc.dev, tc.test)
+			}
+		})
 	}
 }
