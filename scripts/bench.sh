@@ -15,8 +15,16 @@ cd "$(dirname "$0")/.."
 ./scripts/bench_gpt2.sh
 # --- end GPT-2 ---
 
-# --- Splits: compounds and MCD on all SCAN commands (BENCHMARKS.md "Splits") ---
+# --- Splits: compounds and MCD on all SCAN commands, and MCD on 60,000 generated SCAN commands (BENCHMARKS.md "Splits") ---
 go test ./data/split -run '^$' -bench 'MCDSCAN|CompoundsSCAN' -benchtime 1x
+mcd_dir=$(mktemp -d)
+go build -o "$mcd_dir/compbench" ./cmd/compbench
+"$mcd_dir/compbench" gen scan --task none --train-size 60000 --dev-size 0 --test-size 1 --finetune-size 0 --seed 1 --out "$mcd_dir/gen" >/dev/null
+# split prints D_A, D_C and the length ratios; time -v adds CPU time and peak RSS.
+/usr/bin/time -v "$mcd_dir/compbench" split mcd --in "$mcd_dir/gen/train.jsonl" --out "$mcd_dir/mcd60k" --seed 1 2>"$mcd_dir/time.txt"
+grep -E 'Elapsed|User time|System time|Maximum resident' "$mcd_dir/time.txt"
+grep -o '"compound_max_size":[0-9]*,"compound_keep":[0-9]*' "$mcd_dir/mcd60k/split.json"
+rm -rf "$mcd_dir"
 # --- end Splits ---
 
 # --- Engine: paper-size plan and training step, TapeMachine against the engine on BLAS (docs/engine.md) ---
