@@ -95,7 +95,7 @@ func TestStatsCLI(t *testing.T) {
 func TestStatsSplitAgrees(t *testing.T) {
 	dir := t.TempDir()
 	in := writeSCAN(t, dir, ".jsonl")
-	for _, method := range []string{"random", "mcd", "tmcd"} {
+	for _, method := range []string{"random", "length", "mcd", "tmcd"} {
 		t.Run(method, func(t *testing.T) {
 			out := filepath.Join(dir, method)
 			if _, errs, code := runCLI(t, "split", method, "--in", in, "--out", out, "--seed", "3"); code != 0 {
