@@ -46,6 +46,7 @@ func BenchmarkMCDSCAN(b *testing.B) {
 		s := statsOf(pool, ix, a, AnonSCAN)
 		b.ReportMetric(*s.CompoundDivergence, "D_C")
 		b.ReportMetric(*s.AtomDivergence, "D_A")
+		b.ReportMetric(s.OutputLengthRatio, "out_len_ratio")
 		r, _ := Random(len(pool), DefaultMCDSizes(), data.NewRand(1))
 		rs := statsOf(pool, ix, r, AnonSCAN)
 		b.ReportMetric(*rs.CompoundDivergence, "random_D_C")
