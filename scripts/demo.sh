@@ -87,8 +87,11 @@ Same words, same sizes, same model: the random test set repeats the
 compounds of training and the model masters it; the MCD test set recombines
 them (high compound divergence at near-zero atom divergence) and exact match
 collapses. Easiness (Bogin et al.) scores each test example by its local
-structures never seen in training; an AUC above 0.5 means it ranks the
-model's correct answers above its errors. (On the random split every
-structure is observed, so easiness is 1 everywhere and its AUC is 0.5.)
+structures (pairs of grammar rules) never seen in training; its AUC says how
+well that ranks the model's correct answers above its errors (0.5: chance).
+On the random split every structure is observed, so easiness is 1 everywhere
+and the AUC is 0.5; on SCAN's MCD split the withheld compounds are mostly
+larger than two rules, and 2-LS easiness does not explain the errors
+(RESULTS.md, "The demo").
 EOF
 say "done; every file is in $work (results.md holds the table)"
