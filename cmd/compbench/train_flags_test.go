@@ -42,17 +42,7 @@ func TestTrainPresets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var tf trainFlags
-			fs := newFlags("train", "", "", io.Discard)
-			tf.register(fs)
-			tf.registerTrain(fs)
-			if _, err := parseFlags(fs, c.args); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := tf.baseConfig(fs, dir, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := flagsConfig(t, dir, c.args)
 			m := cfg.Model
 			if m.Layers != c.layers || m.Dim != c.dim || cfg.Batch != c.batch || cfg.Warmup != c.warmup || cfg.Steps != c.steps ||
 				cfg.LR != c.lr || m.Dropout != c.dropout || cfg.Preset != c.preset {
@@ -167,4 +157,21 @@ func TestTrainCheckpointMinutes(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errs)
 		}
 	})
+}
+
+// flagsConfig is the config train's flags (args) give for a new run in dir.
+func flagsConfig(t *testing.T, dir string, args []string) train.Config {
+	t.Helper()
+	var tf trainFlags
+	fs := newFlags("train", "", "", io.Discard)
+	tf.register(fs)
+	tf.registerTrain(fs)
+	if _, err := parseFlags(fs, args); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := tf.baseConfig(fs, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

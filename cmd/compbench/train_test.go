@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -94,16 +93,7 @@ func TestTrainDefaultsPerModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var tf trainFlags
-			fs := newFlags("train", "", "", io.Discard)
-			tf.register(fs)
-			if _, err := parseFlags(fs, c.args); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := tf.baseConfig(fs, dir, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := flagsConfig(t, dir, c.args)
 			m := cfg.Model
 			if m.Layers != c.layers || m.Dim != c.dim || cfg.Warmup != c.warmup || m.Dropout != c.dropout {
 				t.Errorf("layers %d dim %d warmup %d dropout %g; want %d %d %d %g", m.Layers, m.Dim, cfg.Warmup, m.Dropout,
