@@ -390,13 +390,6 @@ func (s *scorer) best(cands []int, test bool, sign float64) int {
 	return cands[best]
 }
 
-// Sides of the MCD greedy.
-const (
-	free int8 = iota
-	inTrain
-	inEval
-)
-
 // divide splits the evaluation side into dev (nDev) and test: of Divisions
 // random divisions it keeps the first that scores best on train against
 // test. ad and cd hold train against the whole evaluation side; their train
