@@ -371,7 +371,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			if err != nil {
 				return fmt.Errorf("step %d: dev: %w", step, err)
 			}
-			if err := metrics.Encode(map[string]any{"step": step, "dev_loss": round(dl), "dev_em": round(em)}); err != nil {
+			if err := metrics.Encode(DevLine{Step: step, DevLoss: round(dl), DevEM: round(em), Wall: wallSince(start)}); err != nil {
 				return err
 			}
 			best = st.BestStep == 0 || em > st.BestEM || (em == st.BestEM && dl < st.BestLoss)
@@ -429,7 +429,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if step%o.LogEvery == 0 || step == cfg.Steps {
 			el := time.Since(tick).Seconds()
 			res.TrainLoss = sumLoss / float64(nLoss)
-			line := map[string]any{"step": step, "loss": round(res.TrainLoss), "lr": lr, "grad_norm": round(norm), "tokens_per_s": math.Round(sumTok / el)}
+			line := TrainLine{Step: step, Loss: round(res.TrainLoss), LR: lr, GradNorm: round(norm), TokensPerS: math.Round(sumTok / el), Wall: wallSince(start)}
 			if err := metrics.Encode(line); err != nil {
 				return nil, err
 			}

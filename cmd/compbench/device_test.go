@@ -49,9 +49,11 @@ func mustRun(t *testing.T, args ...string) string {
 	return errs
 }
 
-// readJSONLMaps reads a JSONL file into maps, dropping the keys in skip.
+// readJSONLMaps reads a JSONL file into maps, dropping the keys in skip
+// and a metrics line's clock ("wall"), which differs between any two runs.
 func readJSONLMaps(t *testing.T, path string, skip ...string) []map[string]any {
 	t.Helper()
+	skip = append(skip, "wall")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
