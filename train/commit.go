@@ -40,25 +40,23 @@ var checkpointFiles = []string{ModelFile, OptimFile, BestFile, StateFile}
 // normal case) it costs nothing.
 const pauseEnv = "COMPBENCH_TEST_CHECKPOINT_PAUSE"
 
-var checkpointPause = func() time.Duration {
-	d, err := time.ParseDuration(os.Getenv(pauseEnv))
-	if err != nil || d < 0 || d > time.Second {
-		return 0
-	}
-	return d
-}()
+var checkpointPause = testPause(pauseEnv)
 
 // stepPauseEnv names a test-only hook like pauseEnv: a duration slept after
 // each training step, so a test's signal can land between checkpoints.
 const stepPauseEnv = "COMPBENCH_TEST_STEP_PAUSE"
 
-var stepPauseTime = func() time.Duration {
-	d, err := time.ParseDuration(os.Getenv(stepPauseEnv))
+var stepPauseTime = testPause(stepPauseEnv)
+
+// testPause reads a test hook's duration from env: 0 unless it is set to a
+// duration of at most a second.
+func testPause(env string) time.Duration {
+	d, err := time.ParseDuration(os.Getenv(env))
 	if err != nil || d < 0 || d > time.Second {
 		return 0
 	}
 	return d
-}()
+}
 
 func stepPause() {
 	if stepPauseTime > 0 {
