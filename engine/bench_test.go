@@ -9,7 +9,7 @@ import (
 	"compbench/blas"
 	"compbench/engine"
 	"compbench/models"
-	"compbench/train"
+	"compbench/ops"
 )
 
 // The benchmark batch is train's (train/bench_test.go): the paper-size
@@ -29,8 +29,8 @@ func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
 }
 
 // BenchmarkTrainStep times one training step (forward, backward, clipping,
-// Adam) with Gorgonia's TapeMachine and with the engine on the CPU backend,
-// BLAS products and GEMM reference.
+// Adam) with the engine on the CPU backend, BLAS products (--device cpu)
+// and GEMM reference.
 func BenchmarkTrainStep(b *testing.B) {
 	run := func(b *testing.B, step func(i int) error, tokens int) {
 		if err := step(0); err != nil { // builds and compiles
@@ -47,24 +47,13 @@ func BenchmarkTrainStep(b *testing.B) {
 		b.ReportMetric(float64(el.Milliseconds())/float64(b.N), "ms/step")
 		b.ReportMetric(float64(b.N*tokens)/el.Seconds(), "tokens/s")
 	}
-	b.Run("tape", func(b *testing.B) {
-		m, bt := benchModel(b)
-		opt := train.NewAdam(m.Params(), 0.9, 0.98, 1e-9)
-		run(b, func(i int) error {
-			if _, err := m.Loss(bt, true, 0.1, i); err != nil {
-				return err
-			}
-			opt.ClipGlobalNorm(1)
-			return opt.Step(m.Params(), 1e-4)
-		}, bt.Tokens)
-	})
 	for _, bk := range []struct {
 		name string
 		be   *engine.CPU
 	}{{"engine-blas", &engine.CPU{BLAS: true}}, {"engine-ref", &engine.CPU{}}} {
 		b.Run(bk.name, func(b *testing.B) {
 			m, bt := benchModel(b)
-			tr, err := models.NewEngineTrainer(m, bk.be, train.NewAdam(m.Params(), 0.9, 0.98, 1e-9).Cfg)
+			tr, err := models.NewEngineTrainer(m, bk.be, ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -151,8 +151,8 @@ func checkLossCurve(t *testing.T, be engine.Backend, tol float64) {
 	ref, _ := tiny(t, "sep-to-last")
 	eng, _ := tiny(t, "sep-to-last")
 	batches := twoShapes(t, ref)
-	opt := train.NewAdam(ref.Params(), 0.9, 0.98, 1e-9)
-	tr, err := models.NewEngineTrainer(eng, be, opt.Cfg)
+	opt := newOracleAdam(ref.Params())
+	tr, err := models.NewEngineTrainer(eng, be, adamCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func checkLossCurve(t *testing.T, be engine.Backend, tol float64) {
 			t.Fatal(err)
 		}
 		opt.ClipGlobalNorm(0.5)
-		if err := opt.Step(ref.Params(), lr); err != nil {
+		if err := opt.Step(lr); err != nil {
 			t.Fatal(err)
 		}
 		got, _, err := tr.Step(bt, 0.1, step, 0.5, lr)
@@ -184,7 +184,7 @@ func checkLossCurve(t *testing.T, be engine.Backend, tol float64) {
 func BenchmarkGPUTrainStep(b *testing.B) {
 	be := gpu(b)
 	m, bt := benchModel(b)
-	tr, err := models.NewEngineTrainer(m, be, train.NewAdam(m.Params(), 0.9, 0.98, 1e-9).Cfg)
+	tr, err := models.NewEngineTrainer(m, be, adamCfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,8 +18,8 @@ func TestEngineTrainingMatchesTrainLoop(t *testing.T) {
 			ref, _ := tiny(t, "relative-sep")
 			eng, _ := tiny(t, "relative-sep")
 			batches := twoShapes(t, ref)
-			opt := train.NewAdam(ref.Params(), 0.9, 0.98, 1e-9)
-			tr, err := models.NewEngineTrainer(eng, bk.be, opt.Cfg)
+			opt := newOracleAdam(ref.Params())
+			tr, err := models.NewEngineTrainer(eng, bk.be, adamCfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestEngineTrainingMatchesTrainLoop(t *testing.T) {
 					t.Fatal(err)
 				}
 				wantNorm := opt.ClipGlobalNorm(clip)
-				if err := opt.Step(ref.Params(), lr); err != nil {
+				if err := opt.Step(lr); err != nil {
 					t.Fatal(err)
 				}
 				got, norm, err := tr.Step(bt, 0.1, step, clip, lr)

@@ -6,7 +6,6 @@ import (
 
 	"compbench/engine"
 	"compbench/models"
-	"compbench/train"
 )
 
 // countingRecurrent is counting over a backend with the recurrent kernels,
@@ -65,8 +64,7 @@ func TestLSTMTrainStepTransfers(t *testing.T) {
 				models.MakeBatch([]*models.Example{&ex[0], &ex[1], &ex[2]}, 4, 8)}
 			cpu := &engine.CPU{BLAS: true}
 			be := countingRecurrent{counting: &counting{Backend: cpu}, r: cpu}
-			opt := train.NewAdam(m.Params(), 0.9, 0.98, 1e-9)
-			tr, err := models.NewEngineLSTMTrainer(m, be, opt.Cfg)
+			tr, err := models.NewEngineLSTMTrainer(m, be, adamCfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 
 	"compbench/engine"
 	"compbench/models"
-	"compbench/train"
 )
 
 // counting wraps a backend and counts host-device transfers and
@@ -53,8 +52,7 @@ func TestTrainStepTransfers(t *testing.T) {
 			m, _ := tinyWith(t, "sep-to-last", func(c *models.Config) { c.Layers = layers })
 			batches := twoShapes(t, m)
 			be := &counting{Backend: &engine.CPU{BLAS: true}}
-			opt := train.NewAdam(m.Params(), 0.9, 0.98, 1e-9)
-			tr, err := models.NewEngineTrainer(m, be, opt.Cfg)
+			tr, err := models.NewEngineTrainer(m, be, adamCfg)
 			if err != nil {
 				t.Fatal(err)
 			}

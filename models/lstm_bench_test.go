@@ -5,8 +5,9 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
+	"compbench/engine"
 	"compbench/models"
-	"compbench/train"
+	"compbench/ops"
 )
 
 // Shape of the benchmark step, shared with scripts/bench_torch_lstm.py.
@@ -43,13 +44,14 @@ func BenchmarkLSTMTrainStep(b *testing.B) {
 		rows[i] = &ex[i]
 	}
 	bt := models.MakeBatch(rows, benchB, 1)
-	opt := train.NewAdam(m.Params(), 0.9, 0.98, 1e-9)
+	r, err := m.Bind(&engine.CPU{BLAS: true}, &ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := m.Loss(bt, true, 0, i+1); err != nil {
-			b.Fatal(err)
-		}
-		if err := opt.Step(m.Params(), 1e-3); err != nil {
+		if _, _, err := r.Step(bt, 0, i+1, 0, 1e-3); err != nil {
 			b.Fatal(err)
 		}
 	}

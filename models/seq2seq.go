@@ -7,8 +7,9 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// Seq2Seq is what training, decoding and fine-tuning need from a model, so
-// that other architectures plug into the same loop.
+// Seq2Seq is what evaluation and decoding need from a model bound to a
+// device (Runner). *Transformer implements it on Gorgonia's TapeMachine,
+// which tests use as the oracle of the engine; no command runs on it.
 type Seq2Seq interface {
 	// Params are the weights and their gradient buffers.
 	Params() *Params
@@ -24,8 +25,9 @@ type Seq2Seq interface {
 }
 
 // New makes the model cfg.Variant names, with weights drawn from seed;
-// v is the run's vocabulary (the copying model needs it).
-func New(cfg Config, seed uint64, v *Vocab) (Seq2Seq, error) {
+// v is the run's vocabulary (the copying model needs it). Bind puts it on
+// a device.
+func New(cfg Config, seed uint64, v *Vocab) (Model, error) {
 	if IsLSTM(cfg.Variant) {
 		return NewLSTM(cfg, seed, v)
 	}

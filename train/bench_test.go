@@ -11,6 +11,7 @@ import (
 
 	"compbench/blas"
 	"compbench/models"
+	"compbench/ops"
 )
 
 // benchShape is a SCAN-sized batch: 64 rows, 16 source and 48 target
@@ -18,7 +19,9 @@ import (
 // (3 layers, 4 heads, d 256, MLP 512, dropout 0.1).
 const benchB, benchS, benchT, benchV = 64, 16, 48, 24
 
-func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
+// benchModel binds the model to the CPU device (with an optimizer when
+// opt is set) and returns it with a batch.
+func benchModel(b *testing.B, opt *ops.AdamConfig) (models.Runner, *models.Batch) {
 	blas.Use()
 	cfg := models.DefaultConfig()
 	cfg.SrcVocab, cfg.TgtVocab = benchV, benchV
@@ -26,7 +29,12 @@ func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m, models.SyntheticBatch(benchB, benchS, benchT, benchV)
+	r, err := m.Bind(defaultBackend(nil), opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.Close)
+	return r, models.SyntheticBatch(benchB, benchS, benchT, benchV)
 }
 
 // peakRSS reports the process's peak resident memory in MB (Linux).
@@ -57,14 +65,9 @@ func cpuTime() time.Duration {
 // BenchmarkTransformerTrainStep times forward, backward, clipping and the
 // Adam update; scripts/bench_transformer.sh compares it with PyTorch.
 func BenchmarkTransformerTrainStep(b *testing.B) {
-	m, bt := benchModel(b)
-	opt := NewAdam(m.Params(), 0.9, 0.98, 1e-9)
+	m, bt := benchModel(b, &ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
 	step := func(i int) {
-		if _, err := m.Loss(bt, true, 0.1, i); err != nil {
-			b.Fatal(err)
-		}
-		opt.ClipGlobalNorm(1)
-		if err := opt.Step(m.Params(), 1e-4); err != nil {
+		if _, _, err := m.Step(bt, 0.1, i, 1, 1e-4); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -86,7 +89,7 @@ func BenchmarkTransformerTrainStep(b *testing.B) {
 // BenchmarkGreedyDecode times greedy decoding of 64 examples to 48 tokens
 // (the untrained model rarely stops early, so every step runs).
 func BenchmarkGreedyDecode(b *testing.B) {
-	m, bt := benchModel(b)
+	m, bt := benchModel(b, nil)
 	ex := make([]models.Example, len(bt.Rows))
 	for i, r := range bt.Rows {
 		ex[i] = *r

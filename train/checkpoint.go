@@ -217,7 +217,9 @@ type Run struct {
 	Config Config
 	// Vocab is RUN/vocab.json.
 	Vocab *models.Vocab
-	// Model holds the loaded weights.
+	// Def is the model with the loaded weights.
+	Def models.Model
+	// Model runs Def on a device; UseBackend sets it.
 	Model models.Seq2Seq
 
 	weights string // the file they came from
@@ -260,6 +262,6 @@ func OpenRun(dir string, best bool) (*Run, error) {
 	if err := LoadWeights(path, m.Params()); err != nil {
 		return nil, err
 	}
-	r.Model, r.weights = m, path
+	r.Def, r.weights = m, path
 	return r, nil
 }

@@ -46,7 +46,7 @@ type Options struct {
 	InitWeights string
 	// Init, when set, may change a new run's initial weights (after
 	// InitWeights; not on resume), e.g. to load a pretrained encoder.
-	Init func(m models.Seq2Seq, v *models.Vocab) error
+	Init func(m models.Model, v *models.Vocab) error
 	// LogEvery is the number of steps between metrics lines (0: 100).
 	LogEvery int
 	// Stderr receives progress and warnings.
@@ -54,11 +54,10 @@ type Options struct {
 	// CheckpointEvery, when > 0, adds a checkpoint whenever that much time
 	// has passed since the last one, between the --eval-every ones.
 	CheckpointEvery time.Duration
-	// Backend, when set, runs training and evaluation on package engine's
-	// executor on that backend (weights, gradients and Adam moments stay
-	// there between checkpoints); nil runs Gorgonia's TapeMachine on the
-	// host. A run-time choice: it is not saved in the run's config, and a
-	// run may resume on another device.
+	// Backend is where package engine's executor trains and evaluates
+	// (weights, gradients and Adam moments stay there between
+	// checkpoints); nil is the CPU. A run-time choice: it is not saved in
+	// the run's config, and a run may resume on another device.
 	Backend engine.Backend
 }
 
@@ -258,15 +257,12 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			initialised = true
 		}
 	}
-	var eng engineTrainer // nil: the TapeMachine path
-	eval := m
-	if o.Backend != nil {
-		if eng, err = newEngineTrainer(m, cfg.Model, o.Backend, opt); err != nil {
-			return nil, err
-		}
-		defer eng.Close()
-		eval = eng
+	be := defaultBackend(o.Backend)
+	eng, err := bindTrainer(m, be, opt)
+	if err != nil {
+		return nil, err
 	}
+	defer eng.Close()
 	// The first write to the run folder.
 	if o.Resume {
 		if err := resumeDir(o.Dir, rp); err != nil {
@@ -296,11 +292,8 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if st.BestStep > 0 {
 		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
 	}
-	device := "cpu"
-	if o.Backend != nil {
-		device = o.Backend.Name()
-		fmt.Fprintf(o.Stderr, "train: engine executor on %s\n", device)
-	}
+	device := be.Name()
+	fmt.Fprintf(o.Stderr, "train: engine executor on %s\n", device)
 	label := "train on " + device
 	if st.Step > 0 {
 		label = fmt.Sprintf("train (resumed at step %d) on %s", st.Step, device)
@@ -321,10 +314,8 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), st.Step)
 	}
 	checkpoint := func(step int, best bool) error {
-		if eng != nil {
-			if err := syncHost(eng, opt); err != nil {
-				return fmt.Errorf("step %d: checkpoint: %s: %w", step, device, err)
-			}
+		if err := syncHost(eng, opt); err != nil {
+			return fmt.Errorf("step %d: checkpoint: %s: %w", step, device, err)
 		}
 		st.Step, st.AdamT = step, opt.T
 		if err := saveCheckpoint(o.Dir, p, opt, st, best); err != nil {
@@ -363,7 +354,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 				evalHook(step)
 			}
 			sub := bar.Sub(fmt.Sprintf("dev evaluation at step %d: decoded", step), int64(evalLimit(&cfg, len(devEx))))
-			dl, em, err := Evaluate(ctx, eval, vocab, o.Dev, devEx, &cfg, sub)
+			dl, em, err := Evaluate(ctx, eng, vocab, o.Dev, devEx, &cfg, sub)
 			sub.Finish()
 			if err != nil && ctx.Err() != nil {
 				return stop(step, step, true)
@@ -401,25 +392,13 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		stepStart := time.Now()
 		bt := ep.batch(step)
 		lr := LearningRate(cfg.LR, cfg.Warmup, step)
-		var loss, norm float64
-		if eng != nil {
-			// Step leaves the weights alone on a non-finite loss or norm.
-			if loss, norm, err = eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr); err != nil {
-				return nil, fmt.Errorf("step %d: %s: %w", step, device, err)
-			}
-		} else {
-			if loss, err = m.Loss(bt, true, cfg.LabelSmoothing, step); err != nil {
-				return nil, fmt.Errorf("step %d: %w", step, err)
-			}
-			norm = opt.ClipGlobalNorm(cfg.ClipNorm)
+		// Step leaves the weights alone on a non-finite loss or norm.
+		loss, norm, err := eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %s: %w", step, device, err)
 		}
 		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 			return nil, fmt.Errorf("step %d: loss %v, gradient norm %v: training diverged; last good checkpoint: %s", step, loss, norm, lastGood)
-		}
-		if eng == nil {
-			if err := opt.Step(p, lr); err != nil {
-				return nil, fmt.Errorf("step %d: %w", step, err)
-			}
 		}
 		res.StepTime += time.Since(stepStart)
 		res.Tokens += int64(bt.Tokens)

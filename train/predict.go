@@ -26,11 +26,19 @@ type Prediction struct {
 	Beam []string `json:"beam,omitempty"`
 }
 
-// Predict decodes recs with the run's model. Unknown source tokens become
-// <unk> and are counted in unknown.
+// Predict decodes recs with the run's model, on the device UseBackend
+// bound it to (the CPU when unbound). Unknown source tokens become <unk>
+// and are counted in unknown.
 func Predict(ctx context.Context, r *Run, recs []data.Record, o DecodeOptions, stderr io.Writer) (preds []Prediction, unknown int, err error) {
 	if len(recs) == 0 {
 		return nil, 0, fmt.Errorf("no records to predict")
+	}
+	if r.Model == nil {
+		release, err := r.UseBackend(nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer release()
 	}
 	enc := models.EncodeOptions{Separators: r.Config.Model.Separators, MaxSrc: r.Config.Model.MaxSrcLen, MaxTgt: r.Config.Model.MaxTgtLen,
 		Copy: models.Copies(r.Config.Model.Variant)}
@@ -96,8 +104,7 @@ type FinetuneOptions struct {
 	Force bool
 	// Stderr receives progress.
 	Stderr io.Writer
-	// Backend, when set, trains on package engine's executor (see
-	// Options.Backend); nil: the TapeMachine.
+	// Backend is where to train (see Options.Backend); nil: the CPU.
 	Backend engine.Backend
 	// Provenance, when set, starts the new run's provenance.jsonl.
 	Provenance *provenance.Record

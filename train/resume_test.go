@@ -156,7 +156,7 @@ func TestResumeInconsistent(t *testing.T) {
 // to the weights of an uninterrupted run; a run whose start weights are
 // not the seed's (an Init hook, as --init-encoder) resumes from them.
 func TestResumeBeforeFirstCheckpoint(t *testing.T) {
-	shift := func(m models.Seq2Seq, _ *models.Vocab) error {
+	shift := func(m models.Model, _ *models.Vocab) error {
 		p := m.Params()
 		for i := range p.Names {
 			p.Data(i)[0] += 0.25
@@ -165,7 +165,7 @@ func TestResumeBeforeFirstCheckpoint(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		init func(models.Seq2Seq, *models.Vocab) error
+		init func(models.Model, *models.Vocab) error
 	}{
 		{"seed initialisation", nil},
 		{"init hook", shift},

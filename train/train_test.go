@@ -179,7 +179,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	ex, _, _ := models.Encode(r.Vocab, tinyData(), models.EncodeOptions{Separators: true, MaxSrc: 8, MaxTgt: 10})
 	bt := models.MakeBatch([]*models.Example{&ex[0], &ex[5]}, 2, 4)
-	l1, err := r.Model.Loss(bt, false, 0, 0)
+	l1, err := bind(t, r).Loss(bt, false, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l2, _ := r2.Model.Loss(bt, false, 0, 0)
+	l2, _ := bind(t, r2).Loss(bt, false, 0, 0)
 	if l1 != l2 || math.IsNaN(l1) {
 		t.Errorf("losses %v and %v after reloading", l1, l2)
 	}
@@ -269,10 +269,22 @@ func withVocab(c models.Config, v *models.Vocab) models.Config {
 	return c
 }
 
+// bind binds r's model to the CPU device for the test.
+func bind(t *testing.T, r *Run) models.Seq2Seq {
+	t.Helper()
+	release, err := r.UseBackend(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return r.Model
+}
+
 // graphOnly hides the incremental decoder, so decoding re-runs the graph.
 type graphOnly struct{ models.Seq2Seq }
 
-// TestDecodePaths: incremental and whole-prefix decoding agree, greedy and
+// TestDecodePaths: the engine's incremental decoding and the oracle's
+// (Gorgonia's TapeMachine re-running the whole prefix) agree, greedy and
 // beam, on a partly trained model.
 func TestDecodePaths(t *testing.T) {
 	cfg := tinyConfig("sep-to-last")
@@ -286,11 +298,11 @@ func TestDecodePaths(t *testing.T) {
 	ex, _, _ := models.Encode(r.Vocab, tinyData(), models.EncodeOptions{Separators: true, MaxSrc: 8, MaxTgt: 10})
 	for _, beam := range []int{1, 3} {
 		o := DecodeOptions{Beam: beam, Alpha: 0.6, MaxLen: 10, Batch: 4, Width: 4}
-		a, err := Decode(context.Background(), r.Model, ex, o, nil)
+		a, err := Decode(context.Background(), bind(t, r), ex, o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Decode(context.Background(), graphOnly{r.Model}, ex, o, nil)
+		b, err := Decode(context.Background(), graphOnly{r.Def.(models.Seq2Seq)}, ex, o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

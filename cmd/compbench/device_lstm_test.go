@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// The LSTM device tests compare two implementations of the same model
-// (the host loops and the engine's GEMMs, or the engine on the emulated
-// GPU) whose FP32 arithmetic differs only in summation order. Their
+// The emulated-GPU LSTM tests compare the CPU's kernels with the GPU's
+// (run by the emulator), whose FP32 arithmetic differs only in summation
+// order. Their
 // tolerances follow from that arithmetic (see crossTol), for the
 // configuration of lstmTrainArgs: batch 4, max_tgt 10, dim 12, mlp 24, at
 // most lstmSteps optimizer steps.
@@ -92,67 +92,45 @@ var lstmDeviceCases = []struct {
 	{"lstm-copy/transformer encoder", "lstm-copy", []string{"--encoder", "transformer", "--encoder-heads", "2", "--mlp", "24"}},
 }
 
-// TestDeviceEngineCPULSTM runs train, resume, predict and finetune of both
-// LSTM models on the engine path (the code --device cuda runs) and checks
-// they write what the CPU models write: the same files, the same
-// predictions, numbers within lstmDevTol.
-func TestDeviceEngineCPULSTM(t *testing.T) {
+// TestDeviceCPULSTM runs train, resume, predict and finetune of both LSTM
+// models on --device cpu: a run stopped and resumed reproduces the
+// uninterrupted one bit for bit (the checkpoint carries weights, Adam
+// state and the RNG position exactly), and fine-tuning is reproducible.
+// The models' gradients are checked by finite differences in package
+// models; the GPU's kernels against the CPU's in
+// TestDeviceCUDAEmulatedLSTM.
+func TestDeviceCPULSTM(t *testing.T) {
 	data := filepath.Join("testdata", "train-tiny.jsonl")
 	for _, c := range lstmDeviceCases {
 		model, x := c.model, c.extra
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cpu, eng := filepath.Join(dir, "cpu"), filepath.Join(dir, "engine")
-			mustRun(t, lstmTrainArgs(data, cpu, "cpu", model, "10", x...)...)
-			if errs := mustRun(t, lstmTrainArgs(data, eng, engineCPU, model, "10", x...)...); !strings.Contains(errs, "engine executor on cpu") {
+			cpu := filepath.Join(dir, "cpu")
+			if errs := mustRun(t, lstmTrainArgs(data, cpu, "cpu", model, "10", x...)...); !strings.Contains(errs, "engine executor on cpu") {
 				t.Errorf("progress does not name the backend:\n%s", errs)
 			}
-			sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(eng, "metrics.jsonl"), lstmDevTol, "tokens_per_s")
-			for _, f := range []string{"model.safetensors", "best.safetensors", "optim.safetensors"} {
-				sameWeights(t, filepath.Join(cpu, f), filepath.Join(eng, f), lstmWeightTol, lstmNoise...)
-			}
-			sameJSONFile(t, filepath.Join(cpu, "state.json"), filepath.Join(eng, "state.json"), lstmDevTol)
-			for _, f := range []string{"config.json", "vocab.json"} {
-				a, _ := os.ReadFile(filepath.Join(cpu, f))
-				b, _ := os.ReadFile(filepath.Join(eng, f))
-				if string(a) != string(b) {
-					t.Errorf("%s differs:\n%s\n%s", f, a, b)
-				}
-			}
-
-			// Stopped and resumed on the same device, a run reproduces the
-			// uninterrupted one bit for bit: the checkpoint carries
-			// weights, Adam state and the RNG position exactly.
-			for _, d := range []struct{ dev, full string }{{"cpu", cpu}, {engineCPU, eng}} {
-				run := filepath.Join(dir, "resumed-"+d.dev)
-				mustRun(t, lstmTrainArgs(data, run, d.dev, model, "5", x...)...)
-				mustRun(t, lstmTrainArgs(data, run, d.dev, model, "10", append([]string{"--resume"}, x...)...)...)
-				for _, f := range []string{"model.safetensors", "best.safetensors", "optim.safetensors"} {
-					sameWeights(t, filepath.Join(d.full, f), filepath.Join(run, f), 0)
-				}
-				p := filepath.Join(run, "metrics.jsonl")
-				sameRowsTol(t, p, devLines(readJSONLMaps(t, filepath.Join(d.full, "metrics.jsonl"))), devLines(readJSONLMaps(t, p)), 0)
-			}
-			// Resumed on the other device, the checkpoint carries over:
-			// the run reaches the uninterrupted run's weights within the
-			// cross-implementation tolerance.
-			run := filepath.Join(dir, "resumed-across")
-			mustRun(t, lstmTrainArgs(data, run, engineCPU, model, "5", x...)...)
+			run := filepath.Join(dir, "resumed")
+			mustRun(t, lstmTrainArgs(data, run, "cpu", model, "5", x...)...)
 			mustRun(t, lstmTrainArgs(data, run, "cpu", model, "10", append([]string{"--resume"}, x...)...)...)
-			sameWeights(t, filepath.Join(cpu, "model.safetensors"), filepath.Join(run, "model.safetensors"), lstmWeightTol, lstmNoise...)
+			for _, f := range []string{"model.safetensors", "best.safetensors", "optim.safetensors"} {
+				sameWeights(t, filepath.Join(cpu, f), filepath.Join(run, f), 0)
+			}
+			p := filepath.Join(run, "metrics.jsonl")
+			sameRowsTol(t, p, devLines(readJSONLMaps(t, filepath.Join(cpu, "metrics.jsonl"))), devLines(readJSONLMaps(t, p)), 0)
 
 			for _, beam := range []string{"1", "3"} {
-				want, got := filepath.Join(dir, "p-cpu-"+beam), filepath.Join(dir, "p-eng-"+beam)
-				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", want, "--beam", beam)
-				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--beam", beam, "--device", engineCPU)
-				sameJSONLTol(t, want, got, lstmDevTol)
+				got := filepath.Join(dir, "p-"+beam)
+				mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--beam", beam)
+				if len(readJSONLMaps(t, got)) == 0 {
+					t.Errorf("beam %s: no predictions", beam)
+				}
 			}
 
-			want, got := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-eng")
-			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", want)
-			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", got, "--device", engineCPU)
-			sameJSONLTol(t, filepath.Join(want, "metrics.jsonl"), filepath.Join(got, "metrics.jsonl"), lstmDevTol, "tokens_per_s")
-			sameWeights(t, filepath.Join(want, "model.safetensors"), filepath.Join(got, "model.safetensors"), lstmWeightTol, lstmNoise...)
+			a, b := filepath.Join(dir, "ft-a"), filepath.Join(dir, "ft-b")
+			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", a)
+			mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", b)
+			sameJSONLTol(t, filepath.Join(a, "metrics.jsonl"), filepath.Join(b, "metrics.jsonl"), 0, "tokens_per_s")
+			sameWeights(t, filepath.Join(a, "model.safetensors"), filepath.Join(b, "model.safetensors"), 0)
 		})
 	}
 }

@@ -170,76 +170,53 @@ func sameWeights(t *testing.T, want, got string, tol float64, skip ...string) {
 	}
 }
 
-// TestDeviceEngineCPU runs train, resume, predict and finetune on the
-// engine path (--device engine-cpu, the code --device cuda runs) and
-// checks they write what the TapeMachine path writes.
-func TestDeviceEngineCPU(t *testing.T) {
+// TestDeviceCPU runs train, resume, predict and finetune on --device cpu,
+// the executor --device cuda runs, with the CPU's kernels: a resumed run
+// is the uninterrupted one bit for bit, and every command names the
+// backend. The executor's arithmetic is checked against Gorgonia's
+// TapeMachine in package engine and models; the GPU's kernels against
+// the CPU's in TestDeviceCUDAEmulated.
+func TestDeviceCPU(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join("testdata", "train-tiny.jsonl")
-	cpu, eng := filepath.Join(dir, "cpu"), filepath.Join(dir, "engine")
-	mustRun(t, trainArgs(data, cpu, "cpu", "12")...)
-	errs := mustRun(t, trainArgs(data, eng, engineCPU, "12")...)
+	cpu := filepath.Join(dir, "cpu")
+	errs := mustRun(t, trainArgs(data, cpu, "cpu", "12")...)
 	if !strings.Contains(errs, "engine executor on cpu") {
 		t.Errorf("progress does not name the backend:\n%s", errs)
-	}
-	sameJSONL(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(eng, "metrics.jsonl"), "tokens_per_s")
-	for _, f := range []string{"model.safetensors", "best.safetensors", "optim.safetensors"} {
-		sameWeights(t, filepath.Join(cpu, f), filepath.Join(eng, f), devTol, deviceNoise...)
-	}
-	for _, f := range []string{"config.json", "vocab.json", "state.json"} {
-		a, _ := os.ReadFile(filepath.Join(cpu, f))
-		b, _ := os.ReadFile(filepath.Join(eng, f))
-		if string(a) != string(b) {
-			t.Errorf("%s differs:\n%s\n%s", f, a, b)
-		}
 	}
 
 	t.Run("resume", func(t *testing.T) {
 		// 7 steps, then resume to 12: the checkpoint must carry the
-		// backend's weights and Adam state. On one device the resumed run
-		// is the uninterrupted one bit for bit; across devices, within the
-		// cross-implementation tolerance. The training-loss lines average
-		// over different steps; the dev lines must agree.
-		for _, c := range []struct {
-			name, first, second, full string
-			tol                       float64
-			noise                     []string
-		}{
-			{"cpu then cpu", "cpu", "cpu", cpu, 0, nil},
-			{"engine then engine", engineCPU, engineCPU, eng, 0, nil},
-			{"cpu then engine", "cpu", engineCPU, cpu, devTol, deviceNoise},
-			{"engine then cpu", engineCPU, "cpu", cpu, devTol, deviceNoise},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				run := filepath.Join(t.TempDir(), "r")
-				mustRun(t, trainArgs(data, run, c.first, "7")...)
-				mustRun(t, trainArgs(data, run, c.second, "12", "--resume")...)
-				p := filepath.Join(run, "metrics.jsonl")
-				sameRowsTol(t, p, devLines(readJSONLMaps(t, filepath.Join(c.full, "metrics.jsonl"))), devLines(readJSONLMaps(t, p)), c.tol)
-				for _, f := range []string{"model.safetensors", "optim.safetensors"} {
-					sameWeights(t, filepath.Join(c.full, f), filepath.Join(run, f), c.tol, c.noise...)
-				}
-			})
+		// backend's weights and Adam state. The training-loss lines
+		// average over different steps; the dev lines must agree.
+		run := filepath.Join(t.TempDir(), "r")
+		mustRun(t, trainArgs(data, run, "cpu", "7")...)
+		mustRun(t, trainArgs(data, run, "cpu", "12", "--resume")...)
+		p := filepath.Join(run, "metrics.jsonl")
+		sameRowsTol(t, p, devLines(readJSONLMaps(t, filepath.Join(cpu, "metrics.jsonl"))), devLines(readJSONLMaps(t, p)), 0)
+		for _, f := range []string{"model.safetensors", "optim.safetensors"} {
+			sameWeights(t, filepath.Join(cpu, f), filepath.Join(run, f), 0)
 		}
 	})
 
 	t.Run("predict", func(t *testing.T) {
 		for _, beam := range []string{"1", "3"} {
-			want, got := filepath.Join(dir, "p-cpu-"+beam), filepath.Join(dir, "p-eng-"+beam)
-			mustRun(t, "predict", "--run", cpu, "--in", data, "--out", want, "--beam", beam)
-			if errs := mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--beam", beam, "--device", engineCPU); !strings.Contains(errs, "engine executor on cpu") {
+			got := filepath.Join(dir, "p-"+beam)
+			if errs := mustRun(t, "predict", "--run", cpu, "--in", data, "--out", got, "--beam", beam); !strings.Contains(errs, "engine executor on cpu") {
 				t.Errorf("stderr does not name the backend:\n%s", errs)
 			}
-			sameJSONL(t, want, got)
+			if n := len(readJSONLMaps(t, got)); n == 0 {
+				t.Errorf("beam %s: no predictions", beam)
+			}
 		}
 	})
 
 	t.Run("finetune", func(t *testing.T) {
-		want, got := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-eng")
-		mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", want)
-		mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", got, "--device", engineCPU)
-		sameJSONL(t, filepath.Join(want, "metrics.jsonl"), filepath.Join(got, "metrics.jsonl"), "tokens_per_s")
-		sameWeights(t, filepath.Join(want, "model.safetensors"), filepath.Join(got, "model.safetensors"), devTol, deviceNoise...)
+		a, b := filepath.Join(dir, "ft-a"), filepath.Join(dir, "ft-b")
+		mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", a)
+		mustRun(t, "finetune", "--run", cpu, "--data", data, "--steps", "3", "--out", b, "--device", "cpu")
+		sameJSONL(t, filepath.Join(a, "metrics.jsonl"), filepath.Join(b, "metrics.jsonl"), "tokens_per_s")
+		sameWeights(t, filepath.Join(a, "model.safetensors"), filepath.Join(b, "model.safetensors"), 0)
 	})
 }
 
@@ -260,6 +237,7 @@ func TestDeviceRefused(t *testing.T) {
 		{"train bad device", []string{"train", "--train", data, "--out", out, "--device", "tpu"}, "want cpu, cuda or cuda:N"},
 		{"train bad ordinal", []string{"train", "--train", data, "--out", out, "--device", "cuda:x"}, "cuda:N"},
 		{"predict bad device", []string{"predict", "--run", lstm, "--in", data, "--out", out, "--device", "gpu"}, "want cpu"},
+		{"engine-cpu renamed", []string{"train", "--train", data, "--out", out, "--device", "engine-cpu"}, "is now --device cpu"},
 	}
 	if !engine.CUDABuilt {
 		for _, cmd := range [][]string{
@@ -287,21 +265,19 @@ func TestDeviceRefused(t *testing.T) {
 	}
 }
 
-// TestDeviceScore checks score --device engine-cpu (GPT2Engine) against
-// the TapeMachine: same ids and token counts, scores and per-token
-// log-probabilities within devTol.
+// TestDeviceScore checks score --device cpu names the backend and refuses
+// a bad device; the scores themselves are checked against the
+// TapeMachine in package models.
 func TestDeviceScore(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, []byte(`{"id":"a","input":"jump twice","output":"JUMP JUMP"}`+"\n"+
 		`{"id":"b","input":"walk","output":"WALK"}`+"\n"+`{"id":"c","input":"look left thrice","output":"LTURN LOOK"}`+"\n"), 0o644)
-	want, got := filepath.Join(dir, "cpu.jsonl"), filepath.Join(dir, "engine.jsonl")
-	mustRun(t, "score", "--lm", scoreFixture, "--in", in, "--out", want, "--per-token", "--batch", "2")
-	errs := mustRun(t, "score", "--lm", scoreFixture, "--in", in, "--out", got, "--per-token", "--batch", "2", "--device", engineCPU)
+	got := filepath.Join(dir, "engine.jsonl")
+	errs := mustRun(t, "score", "--lm", scoreFixture, "--in", in, "--out", got, "--per-token", "--batch", "2", "--device", "cpu")
 	if !strings.Contains(errs, "engine executor on cpu") {
 		t.Errorf("stderr does not name the backend:\n%s", errs)
 	}
-	sameJSONL(t, want, got)
 
 	for _, c := range []struct {
 		name string

@@ -62,14 +62,12 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 		return err
 	}
 	defer release()
-	if be != nil {
-		done, err := r.UseBackend(be)
-		if err != nil {
-			return err
-		}
-		defer done()
-		fmt.Fprintf(stderr, "predict: engine executor on %s\n", be.Name())
+	done, err := r.UseBackend(be)
+	if err != nil {
+		return err
 	}
+	defer done()
+	fmt.Fprintf(stderr, "predict: engine executor on %s\n", be.Name())
 	recs, err := data.ReadRecords(*in)
 	if err != nil {
 		return err

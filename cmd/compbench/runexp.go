@@ -209,13 +209,11 @@ func predictEM(ctx context.Context, dir string, test []data.Record, beam int, fo
 	if err != nil {
 		return 0, err
 	}
-	if be != nil {
-		done, err := r.UseBackend(be)
-		if err != nil {
-			return 0, err
-		}
-		defer done()
+	done, err := r.UseBackend(be)
+	if err != nil {
+		return 0, err
 	}
+	defer done()
 	preds, _, err := train.Predict(ctx, r, test, train.DecodeOptions{Beam: beam, Alpha: 0.6, Batch: 64}, stderr)
 	if err != nil {
 		return 0, err

@@ -119,7 +119,7 @@ func TestScoreFoldsDevice(t *testing.T) {
 	var got []string
 	for k := 0; k < 2; k++ {
 		o := filepath.Join(dir, "engine"+string(rune('0'+k))+".jsonl")
-		errs := mustRun(t, args(o, engineCPU)...)
+		errs := mustRun(t, args(o, "cpu")...)
 		if !strings.Contains(errs, "engine executor on cpu") || !strings.Contains(errs, "tokens/s") {
 			t.Errorf("stderr does not name the backend or the speed:\n%s", errs)
 		}

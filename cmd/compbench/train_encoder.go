@@ -12,7 +12,7 @@ import (
 // loads its encoder (best checkpoint) into a new LSTM model whose encoder
 // is "transformer" (Bogin et al.'s pretrained encoder under the copying
 // decoder), and the weights file it read.
-func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.Seq2Seq, *models.Vocab) error, string, error) {
+func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.Model, *models.Vocab) error, string, error) {
 	if !models.IsLSTM(cfg.Model.Variant) || cfg.Model.Encoder != models.EncoderTransformer {
 		return nil, "", usagef("train: --init-encoder needs an LSTM model with --encoder transformer")
 	}
@@ -20,11 +20,11 @@ func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.S
 	if err != nil {
 		return nil, "", fmt.Errorf("--init-encoder: %w", err)
 	}
-	tr, ok := run.Model.(*models.Transformer)
+	tr, ok := run.Def.(*models.Transformer)
 	if !ok {
 		return nil, "", fmt.Errorf("--init-encoder: run %s is a %s model, not a Transformer", dir, run.Config.Model.Variant)
 	}
-	return func(m models.Seq2Seq, v *models.Vocab) error {
+	return func(m models.Model, v *models.Vocab) error {
 		l, ok := m.(*models.LSTM)
 		if !ok {
 			return fmt.Errorf("--init-encoder: the model is not an LSTM model")

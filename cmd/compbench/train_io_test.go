@@ -66,31 +66,3 @@ func TestTrainIOEncoder(t *testing.T) {
 		t.Errorf("unknown encoder: exit %d, %s", code, errs)
 	}
 }
-
-// TestDeviceEngineCPUIOEncoder: the double I/O encoder on the engine path
-// (--device engine-cpu, the code cuda runs) trains, predicts (greedy and
-// beam) and fine-tunes as on the TapeMachine, with dropout.
-func TestDeviceEngineCPUIOEncoder(t *testing.T) {
-	dir := t.TempDir()
-	file := ioRecords(t, dir)
-	cpu, eng := filepath.Join(dir, "cpu"), filepath.Join(dir, "engine")
-	drop := []string{"--dropout", "0.1"}
-	mustRun(t, append(ioTrainArgs(file, cpu, "cpu"), drop...)...)
-	if errs := mustRun(t, append(ioTrainArgs(file, eng, engineCPU), drop...)...); !strings.Contains(errs, "engine executor on cpu") {
-		t.Errorf("progress does not name the backend:\n%s", errs)
-	}
-	sameJSONL(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(eng, "metrics.jsonl"), "tokens_per_s")
-	for _, f := range []string{"model.safetensors", "optim.safetensors"} {
-		sameWeights(t, filepath.Join(cpu, f), filepath.Join(eng, f), devTol, deviceNoise...)
-	}
-	for _, beam := range []string{"1", "2"} {
-		want, got := filepath.Join(dir, "p-cpu-"+beam), filepath.Join(dir, "p-eng-"+beam)
-		mustRun(t, "predict", "--run", cpu, "--in", file, "--out", want, "--beam", beam)
-		mustRun(t, "predict", "--run", cpu, "--in", file, "--out", got, "--beam", beam, "--device", engineCPU)
-		sameJSONL(t, want, got)
-	}
-	want, got := filepath.Join(dir, "ft-cpu"), filepath.Join(dir, "ft-eng")
-	mustRun(t, "finetune", "--run", cpu, "--data", file, "--steps", "2", "--out", want)
-	mustRun(t, "finetune", "--run", cpu, "--data", file, "--steps", "2", "--out", got, "--device", engineCPU)
-	sameWeights(t, filepath.Join(want, "model.safetensors"), filepath.Join(got, "model.safetensors"), devTol, deviceNoise...)
-}
