@@ -49,7 +49,7 @@ type Spec struct {
 	// set and predicts the test set again.
 	Finetune *Finetune `json:"finetune,omitempty"`
 	// Device runs training, fine-tuning and decoding on it (compbench
-	// train --device: cpu, cuda, cuda:N, engine-cpu; empty: cpu).
+	// train --device: cpu, cuda, cuda:N; empty: cpu).
 	Device string `json:"device,omitempty"`
 	// Last decodes with the last checkpoint instead of the best on dev
 	// (compbench predict --last).
@@ -360,7 +360,7 @@ func (s *Spec) Validate() error {
 		return errors.New("easiness_tree goes with easiness: true")
 	}
 	if s.Device != "" && !deviceName.MatchString(s.Device) {
-		return fmt.Errorf("device %q: want cpu, cuda, cuda:N or engine-cpu", s.Device)
+		return fmt.Errorf("device %q: want cpu, cuda or cuda:N", s.Device)
 	}
 	if s.Beam < 0 {
 		return fmt.Errorf("beam %d < 0", s.Beam)
@@ -402,7 +402,7 @@ func (s *Spec) model(c Cell) Model {
 	return Model{Variant: c.Variant}
 }
 
-var deviceName = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]+|engine-cpu)$`)
+var deviceName = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]+)$`)
 
 var configKey = regexp.MustCompile(`^[a-z_0-9]+(\.[a-z_0-9]+)?$`)
 
