@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"compbench/models"
 )
@@ -126,4 +127,31 @@ func (c *Config) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// SetKey sets one setting by its config.json key ("steps", "model.dim"),
+// as a --config file holding only that key would: value is marshalled to
+// JSON and decoded over c. An unknown key or a value of the wrong type is
+// an error; c is unchanged then. Range checks are Validate's.
+func (c *Config) SetKey(key string, value any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	parts := strings.Split(key, ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		k, err := json.Marshal(parts[i])
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		b = append(append(append(append([]byte("{"), k...), ':'), b...), '}')
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	next := *c
+	if err := dec.Decode(&next); err != nil {
+		return fmt.Errorf("config key %s: %w", key, err)
+	}
+	*c = next
+	return nil
 }

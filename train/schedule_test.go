@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,43 @@ func TestLoadConfig(t *testing.T) {
 	bad.Model.Mask = "sep-to-last"
 	if err := bad.Validate(); err == nil {
 		t.Error("a decompositional mask without separators validated")
+	}
+}
+
+// TestConfigSetKey: one key set as a --config file holding only it would
+// set it; unknown keys and wrong types are errors that leave the config
+// alone.
+func TestConfigSetKey(t *testing.T) {
+	for _, c := range []struct {
+		name, key string
+		value     any
+		check     func(Config) bool
+		err       string
+	}{
+		{"top level", "steps", 7, func(c Config) bool { return c.Steps == 7 }, ""},
+		{"float", "label_smoothing", 0.1, func(c Config) bool { return c.LabelSmoothing == 0.1 }, ""},
+		{"nested", "model.dim", 32, func(c Config) bool { return c.Model.Dim == 32 && c.Model.Layers == DefaultConfig().Model.Layers }, ""},
+		{"omitempty field", "model.encoder", "transformer", func(c Config) bool { return c.Model.Encoder == "transformer" }, ""},
+		{"bool", "strict", true, func(c Config) bool { return c.Strict }, ""},
+		{"unknown key", "model.width", 3, nil, `unknown field "width"`},
+		{"wrong type", "steps", "many", nil, "cannot unmarshal string"},
+		{"negative into unsigned", "seed", -1, nil, "cannot unmarshal number -1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			err := cfg.SetKey(c.key, c.value)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.key) {
+					t.Fatalf("error %v, want one naming %s and %q", err, c.key, c.err)
+				}
+				if !reflect.DeepEqual(cfg, DefaultConfig()) {
+					t.Errorf("a refused key changed the config: %+v", cfg)
+				}
+				return
+			}
+			if err != nil || !c.check(cfg) {
+				t.Errorf("SetKey(%s, %v): %v, config %+v", c.key, c.value, err, cfg)
+			}
+		})
 	}
 }

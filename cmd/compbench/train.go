@@ -81,66 +81,33 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 	return nil
 }
 
+// configFlags are the train and run flags that set config.json keys; the
+// flag's value is set as that key (train.Config.SetKey). --model, which
+// sets several keys, is applied by set.
+var configFlags = map[string]string{
+	"steps": "steps", "batch": "batch", "batch-tokens": "batch_tokens", "bucket-width": "bucket_width",
+	"lr": "lr", "warmup": "warmup", "label-smoothing": "label_smoothing", "clip": "clip_norm",
+	"eval-every": "eval_every", "eval-limit": "eval_limit", "seed": "seed", "strict": "strict",
+	"dropout": "model.dropout", "layers": "model.layers", "heads": "model.heads", "dim": "model.dim",
+	"mlp": "model.mlp_dim", "encoder": "model.encoder", "encoder-layers": "model.encoder_layers",
+	"encoder-heads": "model.encoder_heads", "max-src": "model.max_src_len", "max-tgt": "model.max_tgt_len",
+	"io-encoder": "model.io_encoder",
+}
+
 // set applies one flag given on the command line to cfg; flags that are
 // not config settings are left alone.
 func (f *trainFlags) set(fl *flag.Flag, cfg *train.Config) error {
-	var err error
-	{
-		switch fl.Name {
-		case "model":
-			err = cfg.Model.ApplyVariant(f.model)
-		case "steps":
-			cfg.Steps = f.steps
-			if f.steps < 1 {
-				err = fmt.Errorf("--steps %d: train at least 1 step", f.steps)
-			}
-		case "batch":
-			cfg.Batch = f.batch
-		case "batch-tokens":
-			cfg.BatchTokens = f.batchTokens
-		case "bucket-width":
-			cfg.BucketWidth = f.width
-		case "lr":
-			cfg.LR = f.lr
-		case "warmup":
-			cfg.Warmup = f.warmup
-		case "label-smoothing":
-			cfg.LabelSmoothing = f.smoothing
-		case "clip":
-			cfg.ClipNorm = f.clip
-		case "dropout":
-			cfg.Model.Dropout = f.dropout
-		case "eval-every":
-			cfg.EvalEvery = f.evalEvery
-		case "eval-limit":
-			cfg.EvalLimit = f.evalLimit
-		case "layers":
-			cfg.Model.Layers = f.layers
-		case "heads":
-			cfg.Model.Heads = f.heads
-		case "dim":
-			cfg.Model.Dim = f.dim
-		case "mlp":
-			cfg.Model.MLPDim = f.mlp
-		case "encoder":
-			cfg.Model.Encoder = f.encoder
-		case "encoder-layers":
-			cfg.Model.EncoderLayers = f.encoderLayers
-		case "encoder-heads":
-			cfg.Model.EncoderHeads = f.encoderHeads
-		case "max-src":
-			cfg.Model.MaxSrcLen = f.maxSrc
-		case "max-tgt":
-			cfg.Model.MaxTgtLen = f.maxTgt
-		case "io-encoder":
-			cfg.Model.IOEncoder = f.ioEncoder
-		case "seed":
-			cfg.Seed = f.seed
-		case "strict":
-			cfg.Strict = f.strict
-		}
+	switch {
+	case fl.Name == "model":
+		return cfg.Model.ApplyVariant(f.model)
+	case fl.Name == "steps" && f.steps < 1:
+		return fmt.Errorf("--steps %d: train at least 1 step", f.steps)
 	}
-	return err
+	key, ok := configFlags[fl.Name]
+	if !ok {
+		return nil
+	}
+	return cfg.SetKey(key, fl.Value.(flag.Getter).Get())
 }
 
 // resumableFlags may differ from the run's config.json on --resume

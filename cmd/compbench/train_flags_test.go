@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -174,4 +175,31 @@ func flagsConfig(t *testing.T, dir string, args []string) train.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestConfigFlags: every config flag is registered and names a config.json
+// key its value type fits, and every registered model or optimisation
+// flag other than --model and --config is in the table (a new flag is not silently
+// ignored).
+func TestConfigFlags(t *testing.T) {
+	fs := newFlags("train", "", "", io.Discard)
+	var tf trainFlags
+	tf.register(fs)
+	for name, key := range configFlags {
+		t.Run(name, func(t *testing.T) {
+			fl := fs.Lookup(name)
+			if fl == nil {
+				t.Fatalf("--%s is not registered", name)
+			}
+			cfg := train.DefaultConfig()
+			if err := cfg.SetKey(key, fl.Value.(flag.Getter).Get()); err != nil {
+				t.Errorf("--%s: %v", name, err)
+			}
+		})
+	}
+	fs.VisitAll(func(fl *flag.Flag) {
+		if _, ok := configFlags[fl.Name]; !ok && fl.Name != "model" && fl.Name != "config" {
+			t.Errorf("--%s is registered by trainFlags.register but sets no config key", fl.Name)
+		}
+	})
 }
