@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -88,7 +87,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if unk > 0 {
 		fmt.Fprintf(stderr, "warning: %d source tokens are not in the run's vocabulary and were read as <unk>\n", unk)
 	}
-	if err := writePredictions(*out, preds, *force); err != nil {
+	if err := train.WritePredictions(*out, preds, *force); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d predictions to %s; %s; decoded in %s (%.0f output tokens/s)\n",
@@ -109,23 +108,6 @@ func exactMatchNote(recs []data.Record, preds []train.Prediction) string {
 		return fmt.Sprintf("no exact match: %d of %d records have no output", missing, len(recs))
 	}
 	return fmt.Sprintf("exact match %.2f%%", 100*train.ExactMatch(recs, preds))
-}
-
-func writePredictions(path string, preds []train.Prediction, force bool) error {
-	set := data.NewOutputSet(force)
-	w, err := set.Create(path)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for i := range preds {
-		if err := enc.Encode(&preds[i]); err != nil {
-			set.Abort()
-			return err
-		}
-	}
-	return set.Commit()
 }
 
 // outputTokens counts the predicted tokens (separators removed), the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -9,11 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"compbench/blas"
 	"compbench/data"
-	"compbench/engine"
 	"compbench/models"
 	"compbench/train"
 )
@@ -149,77 +146,30 @@ of every model on that device.`, stderr)
 			return err
 		}
 	}
-	var table bytes.Buffer
-	fmt.Fprintf(&table, "| model | steps | dev EM | test EM zero-shot | test EM few-shot | time |\n|---|---|---|---|---|---|\n")
-	for i, cfg := range cfgs {
-		name := cfg.Model.Variant
-		start := time.Now()
-		dir := filepath.Join(*out, name)
-		fmt.Fprintf(stderr, "training %s in %s\n", name, dir)
-		cfg.Seed = tf.seed
-		prov, err := provenanceOf([2]string{"train", filepath.Join(dataDir, "train.jsonl")}, [2]string{"dev", filepath.Join(dataDir, "dev.jsonl")})
-		if err != nil {
-			return err
-		}
-		res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: trainRecs, Dev: dev, Force: *force, Stderr: stderr, Backend: be, Provenance: prov})
-		if err != nil {
-			return fmt.Errorf("run: %s: %w", names[i], err)
-		}
-		zero, err := predictEM(ctx, dir, test, *beam, *force, be, stderr)
-		if err != nil {
-			return err
-		}
-		few := "-"
-		if *ftSteps > 0 {
-			base, err := train.OpenRun(dir, true)
-			if err != nil {
-				return err
-			}
-			ftDir := dir + "-ft"
-			if _, err := train.Finetune(ctx, base, ft, train.FinetuneOptions{Steps: *ftSteps, LR: *ftLR, Out: ftDir, Force: *force, Stderr: stderr, Backend: be}); err != nil {
-				return fmt.Errorf("run: %s: fine-tune: %w", name, err)
-			}
-			em, err := predictEM(ctx, ftDir, test, *beam, *force, be, stderr)
-			if err != nil {
-				return err
-			}
-			few = fmt.Sprintf("%.1f", 100*em)
-		}
-		fmt.Fprintf(&table, "| %s | %d | %.1f | %.1f | %s | %s |\n", name, res.Steps, 100*res.DevEM, 100*zero, few, time.Since(start).Round(time.Second))
+	prov, err := provenanceOf([2]string{"train", filepath.Join(dataDir, "train.jsonl")}, [2]string{"dev", filepath.Join(dataDir, "dev.jsonl")})
+	if err != nil {
+		return err
 	}
+	for i := range cfgs {
+		cfgs[i].Seed = tf.seed
+	}
+	exp := train.Experiment{Configs: cfgs, Dir: *out, Train: trainRecs, Dev: dev, Test: test, Finetune: ft,
+		FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force, Backend: be, Provenance: prov, Stderr: stderr}
+	rows, err := exp.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	table := train.ExperimentTable(rows)
 	set := data.NewOutputSet(*force)
 	w, err := set.Create(filepath.Join(*out, "results.md"))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "SCAN task %s, %d train / %d test examples, seed %d\n\n", *task, len(trainRecs), len(test), tf.seed)
-	w.Write(table.Bytes())
+	io.WriteString(w, table)
 	if err := set.Commit(); err != nil {
 		return err
 	}
-	_, err = stdout.Write(table.Bytes())
+	_, err = io.WriteString(stdout, table)
 	return err
-}
-
-// predictEM decodes test with the run in dir, writes dir/test.preds.jsonl
-// and returns the exact match. be, when set, decodes on package engine's
-// executor.
-func predictEM(ctx context.Context, dir string, test []data.Record, beam int, force bool, be engine.Backend, stderr io.Writer) (float64, error) {
-	r, err := train.OpenRun(dir, true)
-	if err != nil {
-		return 0, err
-	}
-	done, err := r.UseBackend(be)
-	if err != nil {
-		return 0, err
-	}
-	defer done()
-	preds, _, err := train.Predict(ctx, r, test, train.DecodeOptions{Beam: beam, Alpha: 0.6, Batch: 64}, stderr)
-	if err != nil {
-		return 0, err
-	}
-	if err := writePredictions(filepath.Join(dir, "test.preds.jsonl"), preds, force); err != nil {
-		return 0, err
-	}
-	return train.ExactMatch(test, preds), nil
 }
