@@ -59,3 +59,27 @@ func TestSub(t *testing.T) {
 		t.Errorf("last line %q", last)
 	}
 }
+
+// TestReporter: To writes notes as lines and bars on its writer; Discard
+// and a nil writer write nothing; Capture keeps notes.
+func TestReporter(t *testing.T) {
+	var buf bytes.Buffer
+	r := To(&buf)
+	r.Notef("warning: %d examples truncated", 3)
+	b := r.Bar("train", 2)
+	b.Add(2)
+	b.Finish()
+	if out := buf.String(); !strings.HasPrefix(out, "warning: 3 examples truncated\n") || !strings.Contains(out, "train") {
+		t.Errorf("To wrote %q", out)
+	}
+	for _, q := range []Reporter{Discard, To(nil), Or(nil)} { // must not panic
+		q.Notef("x")
+		q.Bar("y", 1).Finish()
+	}
+	var c Capture
+	c.Notef("a %s", "b")
+	c.Bar("z", 1).Finish()
+	if n := c.Notes(); len(n) != 1 || n[0] != "a b" {
+		t.Errorf("Capture kept %q", n)
+	}
+}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
 	"compbench/data"
 	"compbench/engine"
+	"compbench/progress"
 	"compbench/provenance"
 )
 
@@ -36,8 +36,8 @@ type Experiment struct {
 	Backend engine.Backend
 	// Provenance, when set, starts each run's provenance.jsonl.
 	Provenance *provenance.Record
-	// Stderr receives progress.
-	Stderr io.Writer
+	// Progress receives progress bars and notes (nil: none).
+	Progress progress.Reporter
 }
 
 // ExperimentRow is one model's result.
@@ -61,8 +61,8 @@ func (e *Experiment) Run(ctx context.Context) ([]ExperimentRow, error) {
 		name := cfg.Model.Variant
 		start := time.Now()
 		dir := filepath.Join(e.Dir, name)
-		fmt.Fprintf(e.Stderr, "training %s in %s\n", name, dir)
-		res, err := Train(ctx, cfg, Options{Dir: dir, Train: e.Train, Dev: e.Dev, Force: e.Force, Stderr: e.Stderr, Backend: e.Backend, Provenance: e.Provenance})
+		progress.Or(e.Progress).Notef("training %s in %s", name, dir)
+		res, err := Train(ctx, cfg, Options{Dir: dir, Train: e.Train, Dev: e.Dev, Force: e.Force, Progress: e.Progress, Backend: e.Backend, Provenance: e.Provenance})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -76,7 +76,7 @@ func (e *Experiment) Run(ctx context.Context) ([]ExperimentRow, error) {
 				return nil, err
 			}
 			ftDir := dir + "-ft"
-			if _, err := Finetune(ctx, base, e.Finetune, FinetuneOptions{Steps: e.FinetuneSteps, LR: e.FinetuneLR, Out: ftDir, Force: e.Force, Stderr: e.Stderr, Backend: e.Backend}); err != nil {
+			if _, err := Finetune(ctx, base, e.Finetune, FinetuneOptions{Steps: e.FinetuneSteps, LR: e.FinetuneLR, Out: ftDir, Force: e.Force, Progress: e.Progress, Backend: e.Backend}); err != nil {
 				return nil, fmt.Errorf("%s: fine-tune: %w", name, err)
 			}
 			if row.FewShot, err = e.predictEM(ctx, ftDir); err != nil {
@@ -101,7 +101,7 @@ func (e *Experiment) predictEM(ctx context.Context, dir string) (float64, error)
 		return 0, err
 	}
 	defer release()
-	preds, _, err := Predict(ctx, r, e.Test, DecodeOptions{Beam: e.Beam, Alpha: 0.6, Batch: 64}, e.Stderr)
+	preds, _, err := Predict(ctx, r, e.Test, DecodeOptions{Beam: e.Beam, Alpha: 0.6, Batch: 64}, e.Progress)
 	if err != nil {
 		return 0, err
 	}

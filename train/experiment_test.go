@@ -2,11 +2,12 @@ package train
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"compbench/progress"
 )
 
 // TestExperiment: each model is trained, decoded zero-shot, fine-tuned and
@@ -22,7 +23,7 @@ func TestExperiment(t *testing.T) {
 			a.Steps, b.Steps = 60, 60
 			dir := t.TempDir()
 			e := Experiment{Configs: []Config{a, b}, Dir: dir, Train: tinyData(), Dev: tinyData(), Test: tinyData(),
-				Finetune: tinyData()[:2], FinetuneSteps: c.ftSteps, FinetuneLR: 1e-3, Beam: 1, Stderr: io.Discard}
+				Finetune: tinyData()[:2], FinetuneSteps: c.ftSteps, FinetuneLR: 1e-3, Beam: 1, Progress: progress.Discard}
 			rows, err := e.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)

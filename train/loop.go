@@ -49,8 +49,8 @@ type Options struct {
 	Init func(m models.Model, v *models.Vocab) error
 	// LogEvery is the number of steps between metrics lines (0: 100).
 	LogEvery int
-	// Stderr receives progress and warnings.
-	Stderr io.Writer
+	// Progress receives the progress bar and warnings (nil: none).
+	Progress progress.Reporter
 	// CheckpointEvery, when > 0, adds a checkpoint whenever that much time
 	// has passed since the last one, between the --eval-every ones.
 	CheckpointEvery time.Duration
@@ -166,9 +166,7 @@ func resumeDir(dir string, rp *resumePoint) error {
 // Train runs (or resumes) training and returns its summary.
 func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	start := time.Now()
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
+	o.Progress = progress.Or(o.Progress)
 	if o.LogEvery <= 0 {
 		o.LogEvery = 100
 	}
@@ -202,7 +200,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		return nil, err
 	}
 	if cfg.Warmup > 0 && cfg.Warmup >= cfg.Steps {
-		fmt.Fprintf(o.Stderr, "warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run\n",
+		o.Progress.Notef("warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run",
 			cfg.Warmup, cfg.Steps, cfg.LR, LearningRate(cfg.LR, cfg.Warmup, cfg.Steps))
 	}
 	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict,
@@ -212,7 +210,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		return nil, fmt.Errorf("training data: %w", err)
 	}
 	if stats.Truncated > 0 {
-		fmt.Fprintf(o.Stderr, "warning: %d training examples longer than the model's limits (%d source / %d target tokens) were truncated\n",
+		o.Progress.Notef("warning: %d training examples longer than the model's limits (%d source / %d target tokens) were truncated",
 			stats.Truncated, cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
 	}
 	if o.Vocab != nil && stats.UnknownTgt > 0 {
@@ -293,12 +291,12 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
 	}
 	device := be.Name()
-	fmt.Fprintf(o.Stderr, "train: engine executor on %s\n", device)
+	o.Progress.Notef("train: engine executor on %s", device)
 	label := "train on " + device
 	if st.Step > 0 {
 		label = fmt.Sprintf("train (resumed at step %d) on %s", st.Step, device)
 	}
-	bar := progress.New(o.Stderr, label, int64(cfg.Steps-st.Step))
+	bar := o.Progress.Bar(label, int64(cfg.Steps-st.Step))
 	defer bar.Finish()
 	bar.SetETAFrom(etaFrom)
 	if progressInterval >= 0 {

@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"compbench/data"
@@ -29,7 +28,7 @@ type Prediction struct {
 // Predict decodes recs with the run's model, on the device UseBackend
 // bound it to (the CPU when unbound). Unknown source tokens become <unk>
 // and are counted in unknown.
-func Predict(ctx context.Context, r *Run, recs []data.Record, o DecodeOptions, stderr io.Writer) (preds []Prediction, unknown int, err error) {
+func Predict(ctx context.Context, r *Run, recs []data.Record, o DecodeOptions, rep progress.Reporter) (preds []Prediction, unknown int, err error) {
 	if len(recs) == 0 {
 		return nil, 0, fmt.Errorf("no records to predict")
 	}
@@ -52,11 +51,8 @@ func Predict(ctx context.Context, r *Run, recs []data.Record, o DecodeOptions, s
 	if o.Width <= 0 {
 		o.Width = r.Config.BucketWidth
 	}
-	var bar *progress.Bar
-	if stderr != nil {
-		bar = progress.New(stderr, "predict", int64(len(ex)))
-		defer bar.Finish()
-	}
+	bar := progress.Or(rep).Bar("predict", int64(len(ex)))
+	defer bar.Finish()
 	dec, err := Decode(ctx, r.Model, ex, o, bar)
 	if err != nil {
 		return nil, 0, err
@@ -102,8 +98,8 @@ type FinetuneOptions struct {
 	Out string
 	// Force replaces an existing run in Out.
 	Force bool
-	// Stderr receives progress.
-	Stderr io.Writer
+	// Progress receives the progress bar and warnings (nil: none).
+	Progress progress.Reporter
 	// Backend is where to train (see Options.Backend); nil: the CPU.
 	Backend engine.Backend
 	// Provenance, when set, starts the new run's provenance.jsonl.
@@ -128,5 +124,5 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 	}
 	cfg.BucketWidth = models.RoundUp(min(longest, max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)), 8)
 	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
-		InitWeights: base.weights, Stderr: o.Stderr, LogEvery: 1, Backend: o.Backend, Provenance: o.Provenance})
+		InitWeights: base.weights, Progress: o.Progress, LogEvery: 1, Backend: o.Backend, Provenance: o.Provenance})
 }

@@ -285,7 +285,7 @@ func checkData(dir string, o *Options, rp *resumePoint) error {
 		if !o.AllowDataChange {
 			return fmt.Errorf("the data changed: %s; pass --allow-data-change to resume on it anyway", d)
 		}
-		fmt.Fprintf(o.Stderr, "warning: the data changed: %s; the run will not match an uninterrupted one\n", d)
+		o.Progress.Notef("warning: the data changed: %s; the run will not match an uninterrupted one", d)
 		rp.data = o.Data
 	}
 	return nil

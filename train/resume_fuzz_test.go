@@ -1,10 +1,11 @@
 package train
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"compbench/progress"
 )
 
 // fuzzRun makes one small stopped run (steps 2, a checkpoint at 2) for a
@@ -13,7 +14,7 @@ func fuzzRun(f *testing.F) (Config, string) {
 	cfg := tinyConfig("transformer")
 	cfg.Steps, cfg.EvalEvery = 2, 2
 	dir := f.TempDir()
-	if _, err := Train(f.Context(), cfg, Options{Dir: dir, Train: tinyData(), Stderr: io.Discard}); err != nil {
+	if _, err := Train(f.Context(), cfg, Options{Dir: dir, Train: tinyData(), Progress: progress.Discard}); err != nil {
 		f.Fatal(err)
 	}
 	return cfg, dir
@@ -34,7 +35,7 @@ func fuzzResume(t *testing.T, cfg Config, dir, name string, b []byte) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, dir)
-	rp, err := readResume(dir, &cfg, &Options{Stderr: io.Discard})
+	rp, err := readResume(dir, &cfg, &Options{Progress: progress.Discard})
 	sameSnapshot(t, before, snapshot(t, dir))
 	if err != nil {
 		return

@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"compbench/models"
+	"compbench/progress"
 	"compbench/safetensors"
 )
 
@@ -273,7 +273,7 @@ func TestNonFiniteWeights(t *testing.T) {
 				t.Errorf("OpenRun: got %v, want %q", err, want)
 			}
 			cfg.Steps = 6
-			_, err = Train(context.Background(), cfg, Options{Dir: dir, Train: tinyData(), Resume: true, Stderr: io.Discard})
+			_, err = Train(context.Background(), cfg, Options{Dir: dir, Train: tinyData(), Resume: true, Progress: progress.Discard})
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("resume: got %v, want %q", err, want)
 			}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"compbench/progress"
 )
 
 // TestResumeChanges: a resume may change only ResumableKeys; those are
@@ -141,7 +143,7 @@ func TestWarmupWarning(t *testing.T) {
 			cfg := tinyConfig("transformer")
 			cfg.Steps, cfg.Warmup = c.steps, c.warmup
 			var errs bytes.Buffer
-			train(t, cfg, Options{Dir: t.TempDir(), Stderr: &errs})
+			train(t, cfg, Options{Dir: t.TempDir(), Progress: progress.To(&errs)})
 			if got := strings.Contains(errs.String(), "warning: warmup"); got != (c.want != "") || !strings.Contains(errs.String(), c.want) {
 				t.Errorf("stderr %q; want %q", errs.String(), c.want)
 			}
@@ -158,7 +160,7 @@ func TestTrainProgress(t *testing.T) {
 	cfg := tinyConfig("transformer")
 	cfg.Steps, cfg.EvalEvery = 30, 0
 	var errs bytes.Buffer
-	train(t, cfg, Options{Dir: t.TempDir(), Stderr: &errs})
+	train(t, cfg, Options{Dir: t.TempDir(), Progress: progress.To(&errs)})
 	out := errs.String()
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^train on cpu: 20/30 \(67%\) \S+ ETA \S+`),

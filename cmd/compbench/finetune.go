@@ -7,6 +7,7 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
+	"compbench/progress"
 	"compbench/train"
 )
 
@@ -71,7 +72,7 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if err != nil {
 		return err
 	}
-	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Stderr: stderr, Backend: be, Provenance: prov})
+	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Progress: progress.To(stderr), Backend: be, Provenance: prov})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/models"
+	"compbench/progress"
 	"compbench/train"
 )
 
@@ -79,7 +80,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 		return err
 	}
 	start := time.Now()
-	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, stderr)
+	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, progress.To(stderr))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/models"
+	"compbench/progress"
 	"compbench/train"
 )
 
@@ -154,7 +155,7 @@ of every model on that device.`, stderr)
 		cfgs[i].Seed = tf.seed
 	}
 	exp := train.Experiment{Configs: cfgs, Dir: *out, Train: trainRecs, Dev: dev, Test: test, Finetune: ft,
-		FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force, Backend: be, Provenance: prov, Stderr: stderr}
+		FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force, Backend: be, Provenance: prov, Progress: progress.To(stderr)}
 	rows, err := exp.Run(ctx)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)

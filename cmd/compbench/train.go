@@ -13,6 +13,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/models"
+	"compbench/progress"
 	"compbench/train"
 )
 
@@ -294,7 +295,7 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	if err := checkTrainData(cfg, *trainPath, recs, *devPath, dev); err != nil {
 		return err
 	}
-	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Stderr: stderr, AllowDataChange: *allowData,
+	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Progress: progress.To(stderr), AllowDataChange: *allowData,
 		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute))}
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
 		return err
