@@ -3,9 +3,10 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
+
+	"compbench/progress"
 )
 
 // RunCell runs one cell to its end (all stages) or returns why not.
@@ -21,10 +22,11 @@ func (n Counts) String() string {
 }
 
 // RunLocal runs the cells not yet finished, at most jobs at once, calling
-// run for each; it prints a progress line to progress at every change. A
+// run for each; it reports a progress note to rep at every change. A
 // failing cell does not stop the others. When ctx is cancelled no new cell
 // starts and RunLocal waits for the running ones to stop.
-func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCell, progress io.Writer) Counts {
+func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCell, rep progress.Reporter) Counts {
+	rep = progress.Or(rep)
 	if jobs < 1 {
 		jobs = 1
 	}
@@ -32,7 +34,7 @@ func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCe
 	var mu sync.Mutex
 	start := time.Now()
 	report := func() {
-		fmt.Fprintf(progress, "sweep: %s, %s\n", n, time.Since(start).Round(time.Second))
+		rep.Notef("sweep: %s, %s", n, time.Since(start).Round(time.Second))
 	}
 	var todo []Cell
 	for _, c := range cells {
@@ -71,7 +73,7 @@ func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCe
 				// A cell stopped by the cancellation is unfinished,
 				// not failed: the next run resumes it.
 				n.Failed++
-				fmt.Fprintf(progress, "sweep: cell %s failed: %v\n", c.Name, err)
+				rep.Notef("sweep: cell %s failed: %v", c.Name, err)
 			}
 			report()
 			mu.Unlock()

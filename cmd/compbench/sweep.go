@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"compbench/progress"
 	"compbench/sweep"
 )
 
@@ -106,7 +107,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	case *slurm:
 		return submitSweep(ctx, spec, *out, self, sl, *dry, stdout)
 	}
-	n := sweep.RunLocal(ctx, *out, cells, *jobs, r.run, stderr)
+	n := sweep.RunLocal(ctx, *out, cells, *jobs, r.run, progress.To(stderr))
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("sweep: stopped with %d of %d cells done; run the same command again to continue", n.Done, n.Total)
