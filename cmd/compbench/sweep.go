@@ -37,6 +37,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	cell := fs.String("cell", "", "run the one cell `NAME` (what each Slurm array task does)")
 	status := fs.String("status", "", "print the state of each cell of the sweep in `DIR` and exit")
 	dry := fs.Bool("dry-run", false, "with --slurm: write and print the sbatch script, do not submit it")
+	limit := fs.Duration("time-limit", 0, "with --local: stop at this wall time (e.g. 9m), the running cells at their checkpoints, to continue with the same command (0: none)")
 	var sl sweep.Slurm
 	fs.StringVar(&sl.Partition, "partition", "", "Slurm `PARTITION`")
 	fs.StringVar(&sl.Gres, "gres", "", "generic resources `GRES` per cell, e.g. gpu:1")
@@ -70,6 +71,8 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 		return usagef("sweep: --jobs %d: want at least 1", *jobs)
 	case *dry && !*slurm:
 		return usagef("sweep: --dry-run goes with --slurm")
+	case *limit < 0 || (*limit > 0 && !*local):
+		return usagef("sweep: --time-limit %s: want a positive duration, with --local (on Slurm, --time limits each cell)", *limit)
 	}
 	if err := sl.Check(); err != nil {
 		return usagef("sweep: %v", err)
@@ -107,8 +110,15 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	case *slurm:
 		return submitSweep(ctx, spec, *out, self, sl, *dry, stdout)
 	}
+	if *limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *limit)
+		defer cancel()
+	}
 	n := sweep.RunLocal(ctx, *out, cells, *jobs, r.run, progress.To(stderr))
 	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("sweep: --time-limit %s reached with %d of %d cells done; run the same command again to continue", *limit, n.Done, n.Total)
 	case ctx.Err() != nil:
 		return fmt.Errorf("sweep: stopped with %d of %d cells done; run the same command again to continue", n.Done, n.Total)
 	case n.Failed > 0:

@@ -163,6 +163,27 @@ func TestSweepStopResume(t *testing.T) {
 	}
 }
 
+// TestSweepTimeLimit: a local sweep past --time-limit starts no more
+// cells and says how to continue (exit status 1); the same command without
+// the limit then finishes every cell.
+func TestSweepTimeLimit(t *testing.T) {
+	sweepEnv(t)
+	dir := t.TempDir()
+	spec := tinySweep(t, dir, map[string]string{"d": tinyData(t)}, []string{"transformer"}, "1", 2, 0)
+	out := filepath.Join(dir, "out")
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"sweep", "--file", spec, "--out", out, "--local", "--time-limit", "1ns"}, &bytes.Buffer{}, &stderr)
+	if code := exitCode(err, &stderr); code != 1 || !strings.Contains(stderr.String(), "--time-limit 1ns reached with 0 of 1 cells done; run the same command again") {
+		t.Fatalf("exit %d, %q; want 1 and how to continue", code, stderr.String())
+	}
+	if err := run(context.Background(), []string{"sweep", "--file", spec, "--out", out, "--local"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := sweep.StateOf(filepath.Join(out, sweep.CellsDir, "d.transformer.seed1")); st != sweep.Finished {
+		t.Errorf("cell is %s after the second run, want %s", st, sweep.Finished)
+	}
+}
+
 // TestSweepUsage: bad command lines and sweep files exit with status 2
 // before anything is written.
 func TestSweepUsage(t *testing.T) {
@@ -184,6 +205,8 @@ func TestSweepUsage(t *testing.T) {
 		{"jobs 0", []string{"--file", spec, "--out", out, "--local", "--jobs", "0"}, "--jobs 0"},
 		{"dry-run local", []string{"--file", spec, "--out", out, "--local", "--dry-run"}, "--dry-run goes with --slurm"},
 		{"bad time", []string{"--file", spec, "--out", out, "--slurm", "--time", "1h"}, "HH:MM:SS"},
+		{"time limit on slurm", []string{"--file", spec, "--out", out, "--slurm", "--time-limit", "9m"}, "with --local"},
+		{"negative time limit", []string{"--file", spec, "--out", out, "--local", "--time-limit", "-1s"}, "positive duration"},
 		{"unknown key", []string{"--file", unknown, "--out", out, "--local"}, `unknown field "sedes"`},
 		{"unknown cell", []string{"--file", spec, "--out", out, "--cell", "nope"}, `no cell named "nope"`},
 	} {
