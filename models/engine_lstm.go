@@ -10,29 +10,39 @@ import (
 )
 
 // EngineLSTM runs an LSTM model (lstm-attention, lstm-copy; Keysers et al.
-// 2020 App. E, Bogin et al. 2022 §5.3) on an engine backend: the passes of
-// lstm_pass.go and lstm_backward.go as kernel calls on device buffers. The
-// weights, gradients and Adam moments stay on the backend; a training step
-// uploads the batch (ids, lengths, masks) and downloads the loss and the
-// gradient norm. It implements Seq2Seq, so evaluation and decoding run on
-// the backend too. The host weights (Params) are stale until Download.
+// 2020 App. E, Bogin et al. 2022 §5.3; the architecture is described in
+// lstm.go) on an engine backend. It is the models' only implementation:
+// the forward pass (engine_lstm_pass.go, engine_lstm_tenc.go), its
+// hand-derived backward pass (engine_lstm_back.go) and decoding
+// (engine_lstm_decode.go) as kernel calls on device buffers, the same on
+// the CPU backend and on a GPU. The weights, gradients and Adam moments
+// stay on the backend; a training step uploads the batch (ids, lengths,
+// masks) and downloads the loss and the gradient norm. It implements
+// Runner, so evaluation and decoding run on the backend too. The host
+// weights (Params) are stale until Download.
 //
 // Decisions:
+//   - The recurrence is written as kernel calls, not as a Gorgonia graph
+//     compiled by package engine: unrolled, the graph would differ with
+//     every source and target length, while this program takes the
+//     lengths as arguments. Besides the GEMMs it needs a few kernels of
+//     its own (the LSTM cell's gates forward and backward, additive
+//     attention forward and backward, the copy mixture's loss).
 //   - Sequences are time-major on the device (row t*B+b), so each step of
 //     a recurrence is a contiguous block and the decoder's query rows are
 //     the top layer's states as they are; the host permutes ids and masks
 //     on upload and the encoder memory on download.
-//   - The dropout masks are the CPU model's: both draw them with
-//     kernels.DropoutRef's streams per site (lstm_pass.go), over the same
-//     time-major buffers. lstm-copy's word dropout is drawn on the host from
-//     the CPU model's source and uploaded with the ids.
-//   - The results agree with the CPU model within float tolerance, not bit
-//     for bit: the products run as GEMMs whose sums differ in order from
-//     the CPU's loops (engine_lstm_test.go).
+//   - Each dropout site draws its mask with kernels.DropoutRef's stream
+//     (the drop* sites of lstm.go) over a time-major buffer, on every
+//     backend. lstm-copy's word dropout is drawn on the host and uploaded
+//     with the ids.
 //   - The Transformer encoder (Config.Encoder "transformer") runs
-//     batch-major, as the CPU model's does, so its dropout masks are drawn
-//     over the same buffers; its output is permuted to the time-major
-//     memory (engine_lstm_tenc.go).
+//     batch-major, as the Transformer models do; its output is permuted to
+//     the time-major memory (engine_lstm_tenc.go).
+//   - The tests (engine_lstm_test.go) check the gradients against finite
+//     differences of the loss, the forward pass against a hand
+//     computation, and decoding against the training pass and against
+//     reruns of the whole prefix.
 type EngineLSTM struct {
 	m     *LSTM
 	b     engine.RecurrentBackend

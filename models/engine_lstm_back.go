@@ -7,7 +7,7 @@ import (
 	"compbench/kernels"
 )
 
-// backward is lstmPass.backward on the device: from the loss seeds
+// backward is the backward pass: from the loss seeds
 // through the output layer, the copy gate, the attention, the decoder and
 // the encoder. Every weight's gradient buffer is written exactly once.
 func (f *devPass) backward() error {
@@ -194,7 +194,7 @@ func (f *devPass) encoderBack(dMem engine.Buf) error {
 	return nil
 }
 
-// runBack is backpropagation through time for one run (lstmRun.backward):
+// runBack is backpropagation through time for one run:
 // dhs [T*n, H] are the gradients of its outputs; it writes the cell's
 // weight and bias gradients and returns dx [T*n, In].
 func (f *devPass) runBack(r *devRun, dhs engine.Buf) (engine.Buf, error) {

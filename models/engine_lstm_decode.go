@@ -2,12 +2,13 @@ package models
 
 import (
 	"fmt"
+	"strconv"
 
 	"compbench/engine"
 	"compbench/vecmath"
 )
 
-// Decoding on the device (the CPU model's lstm_decode.go): Encode leaves
+// Decoding on the device: Encode leaves
 // the memory and the attention keys on the backend, and Logits steps the
 // decoder one position from the cached states of the previous call when
 // every row's prefix was decoded there (greedy, or beam search with
@@ -36,8 +37,8 @@ type arenaMark struct{ cur, off int }
 func (a *devArena) mark() arenaMark      { return arenaMark{a.cur, a.off} }
 func (a *devArena) restore(mk arenaMark) { a.cur, a.off = mk.cur, mk.off }
 
-// Encode implements Seq2Seq on the backend; the memory is [B*S, 2·Dim]
-// as the CPU model's.
+// Encode implements Seq2Seq on the backend; the memory is [B*S, W]
+// (W: 2·Dim for the BiLSTM, Dim for the Transformer encoder).
 func (e *EngineLSTM) Encode(src []int, B, S int) (*Memory, error) {
 	if err := e.m.checkIDs(src, nil); err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func (e *EngineLSTM) uploadMemory(mem *Memory) error {
 
 // Logits implements Seq2Seq on the backend: lstm-attention's logits
 // [B, V], lstm-copy's log-probabilities over the extended vocabulary
-// [B, V+S], as the CPU model's.
+// [B, V+S] (already normalised, so a log-softmax leaves them unchanged).
 func (e *EngineLSTM) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error) {
 	m := e.m
 	if pos < 0 || pos >= T || len(decIn) != mem.B*T {
@@ -180,12 +181,10 @@ func (e *EngineLSTM) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, er
 	if err := e.b.Download(att, o.att); err != nil {
 		return nil, err
 	}
-	lp := &lstmPass{m: m, B: B, S: mem.S, T: 1, src: mem.Src, srcLen: enc.srcLenHost, logits: logits, att: att,
-		pgen: make([]float32, B), rows: make([]int, B)}
-	for b := range lp.rows {
-		lp.rows[b], lp.pgen[b] = b, vecmath.Sigmoid(zg[b])
+	for b, z := range zg {
+		zg[b] = vecmath.Sigmoid(z) // p_gen
 	}
-	return lp.extendedLogProbs(), nil
+	return m.extendedLogProbs(logits, zg, att, mem.Src, enc.srcLenHost, mem.S), nil
 }
 
 // fromRows returns, per row, the row of the cached states its prefix
@@ -311,4 +310,14 @@ func (e *EngineLSTM) rerun(f *devPass, decIn []int, T, pos int, next int) (top, 
 		x = run.hs
 	}
 	return enc.h[next][len(m.dec)-1], be.View(f.tgtX, pos*B*H, B*H), nil
+}
+
+// prefixKey names a row's decoder inputs 0..pos.
+func prefixKey(ids []int) string {
+	b := make([]byte, 0, 4*len(ids))
+	for _, id := range ids {
+		b = strconv.AppendInt(b, int64(id), 10)
+		b = append(b, ' ')
+	}
+	return string(b)
 }

@@ -17,7 +17,7 @@ const (
 )
 
 // devRun is one LSTM layer run over a sequence in one direction on the
-// device (lstmRun's counterpart), time-major.
+// device, time-major.
 type devRun struct {
 	T, n, in, h int
 	rev         bool
@@ -30,7 +30,7 @@ type devRun struct {
 }
 
 // devPass is one forward (and backward) pass of an EngineLSTM over a
-// batch, lstmPass's counterpart on device buffers.
+// batch on device buffers.
 type devPass struct {
 	e       *EngineLSTM
 	a       *devArena
@@ -97,7 +97,10 @@ func (f *devPass) upload(bt *Batch) error {
 	f.srcLen = rowLengths(bt.Src, B, S)
 	embIDs := bt.Src
 	if m.Copy && f.drop {
-		// lstm-copy's word dropout, drawn as the CPU model draws it.
+		// lstm-copy's word dropout: tokens unseen in training reach the
+		// encoder as <unk>, so training shows it <unk> positions whose
+		// tokens are still to be copied (the copy targets keep the real
+		// ids).
 		rng := wordDropRand(m.seed, f.step)
 		embIDs = append([]int(nil), bt.Src...)
 		for i, id := range embIDs {
@@ -163,11 +166,10 @@ func (f *devPass) upload(bt *Batch) error {
 		return nil
 	}
 	match := make([]float32, T*B*S) // [T*B, S]
-	cp := &lstmPass{m: m, S: S, src: bt.Src, srcLen: f.srcLen}
 	for t := 0; t < T; t++ {
 		for b := 0; b < B; b++ {
 			if y := f.tgtTM[t*B+b]; y != PadID {
-				cp.copyMatch(b, y, func(j int) { match[(t*B+b)*S+j] = 1 })
+				m.copyMatch(bt.Src[b*S:(b+1)*S], f.srcLen[b], y, func(j int) { match[(t*B+b)*S+j] = 1 })
 			}
 		}
 	}
@@ -471,7 +473,7 @@ func (f *devPass) lossFwd(eps float32) (float64, error) {
 	if err := be.Download(probs, o.probs); err != nil {
 		return 0, err
 	}
-	// Summed in the CPU model's row order (batch-major), in float64.
+	// Summed in batch-major row order, in float64.
 	var tot float64
 	for b := 0; b < f.B; b++ {
 		for t := 0; t < f.T; t++ {

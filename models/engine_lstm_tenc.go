@@ -6,20 +6,21 @@ import (
 
 	"compbench/engine"
 	"compbench/kernels"
+	"compbench/ops"
 )
 
 // The LSTM models' Transformer encoder (lstm_tenc.go; Bogin et al. 2022,
 // §5.3) on an engine backend: encodeTransformer and backwardTransformer as
-// kernel calls. The encoder runs batch-major (row b*S+t) like the CPU
-// model's, so the dropout sites draw their masks over the same buffers;
-// the final LayerNorm's output is then permuted into the time-major memory
-// the decoder reads, and the memory's gradient back.
+// kernel calls. The encoder runs batch-major (row b*S+t), and each dropout
+// site draws its mask over that buffer; the final LayerNorm's output is
+// then permuted into the time-major memory the decoder reads, and the
+// memory's gradient back.
 //
-// The CPU model attends over each row's real positions only and leaves
-// zeros in the head outputs of padded query positions. Here the scores of
-// all S×S positions are computed and an uploaded mask [B, 1, S, S] sets
-// -Inf wherever the query or the key is padding: AttnSoftmax turns an
-// all -Inf row into zeros, so the padded rows match the CPU model's too.
+// Each row attends over its real positions only, and padded query
+// positions get zeros in the head outputs: the scores of all S×S
+// positions are computed and an uploaded mask [B, 1, S, S] sets -Inf
+// wherever the query or the key is padding, and AttnSoftmax turns an all
+// -Inf row into zeros.
 
 // devTLayer is one encoder layer's forward state; the dropout masks are
 // nil without dropout.
@@ -139,13 +140,13 @@ func (f *devPass) permute(src, dst engine.Buf, toTimeMajor bool) error {
 	return nil
 }
 
-// encodeTransformer is lstmPass.encodeTransformer on the device: it sets
+// encodeTransformer runs the encoder: it sets
 // f.mem [S*B, D] (time-major) and f.keys.
 func (f *devPass) encodeTransformer() error {
 	m, be, e := f.e.m, f.e.b, f.e.m.tenc
 	D, B, S, F, heads := m.Cfg.Dim, f.B, f.S, e.mlp, e.heads
 	N := B * S
-	eps := float32(lnEps)
+	eps := float32(ops.LayerNormEps)
 	scale := float32(1 / math.Sqrt(float64(D/heads)))
 	mask, pos := be.View(f.encMask, 0, B*S*S), be.View(f.encMask, B*S*S, S*D)
 	f.tenc = &devTEnc{layers: make([]devTLayer, len(e.layers))}
@@ -274,7 +275,7 @@ func (f *devPass) encodeTransformer() error {
 // the input gradient (beta 1: added to dx, through tmp [N, D]).
 func (f *devPass) layerNormBack(x, dy engine.Buf, ln [2]int, add bool, dx, tmp engine.Buf) error {
 	be, N, D := f.e.b, f.B*f.S, f.e.m.Cfg.Dim
-	eps := float32(lnEps)
+	eps := float32(ops.LayerNormEps)
 	if err := be.LayerNormGradGamma(N, D, eps, x, dy, f.grad(ln[0])); err != nil {
 		return err
 	}
@@ -290,7 +291,7 @@ func (f *devPass) layerNormBack(x, dy engine.Buf, ln [2]int, add bool, dx, tmp e
 	return be.Binary(kernels.OpAdd, N*D, dx, 1, tmp, 1, dx)
 }
 
-// backwardTransformer is lstmPass.backwardTransformer on the device: from
+// backwardTransformer is the encoder's backward pass: from
 // the memory's gradient [S*B, D] (time-major) to the source embeddings'.
 func (f *devPass) backwardTransformer(dMem engine.Buf) error {
 	m, be, e, c0 := f.e.m, f.e.b, f.e.m.tenc, f.tenc

@@ -14,13 +14,66 @@ import (
 // (2020, §5.1 and App. E): a bidirectional LSTM encoder and an LSTM decoder
 // with additive attention (Bahdanau et al. 2015). With Copy it is the
 // copying decoder Bogin et al. (2022, §5.3) pair with their encoders: the
-// pointer-generator mixture of Gu et al. (2016) and See et al. (2017),
+// pointer-generator mixture of Gu et al. (2016) and See et al. (2017).
 //
+// LSTM is the model's definition: configuration, parameters and their
+// initialisation. It computes nothing itself: Bind puts it on an engine
+// backend (EngineLSTM, engine_lstm*.go), which runs the model as kernel
+// calls on every device, the CPU included. From the source to the loss,
+// with H = Config.Dim:
+//
+// Embeddings: source and target, [vocab, H] each (src_emb, tgt_emb).
+//
+// Encoder (Config.Encoder "lstm"): Config.Layers bidirectional layers of H
+// units per direction (enc<l>.fwd, enc<l>.bwd). A layer's output at
+// position j is [forward h_j; backward h_j], so the memory is W = 2H wide.
+// With Config.Encoder "transformer" the encoder is Transformer layers of
+// width H instead (lstm_tenc.go), and W = H.
+//
+// The LSTM cell (Hochreiter & Schmidhuber 1997, with forget gate, as in
+// Keysers et al.'s tensor2tensor baseline) takes an input x and the
+// previous state (h_prev, c_prev); W [In+H, 4H] holds W_ih then W_hh, and
+// the gate order of W and b [4H] is i, f, g, o:
+//
+//	z = [x, h_prev]·W + b
+//	i, f, o = σ(z_i), σ(z_f), σ(z_o);  g = tanh(z_g)
+//	c = f⊙c_prev + i⊙g;  h = o⊙tanh(c)
+//
+// Every layer starts from zero state. A padded source position keeps the
+// previous state, so the backward direction starts at each row's last
+// token. The forget-gate biases start at 1 (Jozefowicz et al. 2015).
+//
+// Decoder: Config.Layers LSTM layers of H units over the embeddings of the
+// decoder inputs (dec<l>), from zero states. A copied token (an extended
+// id, below) enters the decoder as <unk>.
+//
+// Attention over the memory m_j of the real source positions, queried by
+// the top decoder state h_t of the same step (attn.wq [H, H], attn.wk
+// [W, H], attn.b [H], attn.v [H]):
+//
+//	e_j = v·tanh(W_q h_t + W_k m_j + b);  a = softmax(e);  c_t = Σ_j a_j m_j
+//
+// Output: logits = [h_t; c_t]·W_out + b_out over the target vocabulary
+// (out.w [H+W, V], out.b [V]). lstm-attention's loss is their
+// cross-entropy, with label smoothing.
+//
+// Copy (lstm-copy): a gate (copy.w [2H+W, 1], copy.b [1]) mixes generating
+// and copying,
+//
+//	p_gen = σ([h_t; c_t; x_t]·w + b)   (x_t: the decoder input's embedding, See et al. §2.2)
 //	P(y) = p_gen·P_vocab(y) + (1−p_gen)·Σ_{j: x_j = y} a_j,
 //
 // over an extended vocabulary: target ids, then one id per source position
 // (TgtVocab + j), which stands for the source token at j and is how tokens
-// outside the target vocabulary are produced.
+// outside the target vocabulary are produced (lstm_copy.go). The loss is
+// −log P(y), without label smoothing.
+//
+// Dropout (Config.Dropout) falls on the source and target embeddings, the
+// inputs of every LSTM layer above the first, and [h_t; c_t]. Each site's
+// mask comes from the model's seed, the step and the site (the drop*
+// constants), so a resumed run draws the same masks. lstm-copy also embeds
+// copyUnkRate of the training source tokens as <unk> (word dropout), while
+// its copy targets keep the real tokens.
 //
 // Decisions the papers leave open:
 //   - The attention query is the top decoder state of the current step and
@@ -29,13 +82,7 @@ import (
 //     LSTM runs as one sequence.
 //   - The decoder starts from zero states; the attention gives it the source.
 //   - Embedding size equals the hidden size (Config.Dim), as does the
-//     attention size; each encoder direction has Dim units, so the memory is
-//     2·Dim wide.
-//   - Dropout (Config.Dropout) falls on embeddings, between layers and on
-//     [h_t; c_t] before the output layer.
-//   - The copy gate reads [h_t; c_t; embedding of the decoder input]
-//     (See et al. §2.2). Label smoothing applies to lstm-attention only;
-//     lstm-copy's loss is −log P(y) of the mixture.
+//     attention size.
 //   - Copy mass of a source token that is in the target vocabulary goes to
 //     its target id; mass of positions sharing one (known) source token goes
 //     to the first of them; unknown source tokens keep their own position.
@@ -54,13 +101,30 @@ type LSTM struct {
 	dec            []cellIDs
 	tenc           *tEncoder // the Transformer encoder; nil: the BiLSTM
 	memW           int       // memory width: 2·Dim (BiLSTM) or Dim
-	wq, wk, ba, va int       // attention: query [H, A], key [2H, A], bias [A], v [A]
-	outW, outB     int       // [3H, V], [V]
-	gateW, gateB   int       // copy gate [3H+E, 1], [1]
-	cache          *decodeCache
+	wq, wk, ba, va int       // attention: query [H, H], key [W, H], bias [H], v [H]
+	outW, outB     int       // [H+W, V], [V]
+	gateW, gateB   int       // copy gate [2H+W, 1], [1]
 }
 
+// cellIDs are an LSTM cell's parameters: W [In+H, 4H] and b [4H].
 type cellIDs struct{ w, b int }
+
+// copyUnkRate is the share of source tokens lstm-copy embeds as <unk>
+// while training (only when dropout is on).
+const copyUnkRate = 0.1
+
+// Dropout sites: each names one mask per training step, drawn by
+// kernels.DropoutRef's streams (on every backend) from the model's seed,
+// the site and the step. Masks over a sequence cover its time-major
+// buffer [T*B, width] in one draw.
+const (
+	dropSrcEmb = 0    // source embeddings [S*B, H]
+	dropEncIn  = 1000 // + l: inputs of encoder layer l > 0 [S*B, 2H]
+	dropTgtEmb = 2000 // decoder input embeddings [T*B, H]
+	dropDecIn  = 3000 // + l: inputs of decoder layer l > 0 [T*B, H]
+	dropOut    = 4000 // [h; ctx] of every decoder position, time-major [T*B, H+W]
+	dropTEnc   = 5000 // + 4l + k: the Transformer encoder's four sites of layer l
+)
 
 // IsLSTM reports whether a --model name is one of the recurrent models.
 func IsLSTM(variant string) bool { return variant == "lstm-attention" || variant == "lstm-copy" }
@@ -204,81 +268,8 @@ func forgetBias(H int) func([]float32) {
 	}
 }
 
-// Params implements Seq2Seq.
+// Params returns the weights (the Model's host copy).
 func (m *LSTM) Params() *Params { return &m.p }
-
-// Loss implements Seq2Seq.
-func (m *LSTM) Loss(bt *Batch, train bool, eps float64, step int) (float64, error) {
-	if err := m.checkIDs(bt.Src, bt.DecIn); err != nil {
-		return 0, err
-	}
-	m.cache = nil // the weights may change
-	f := &lstmPass{m: m, keepAttU: train}
-	if train && m.Cfg.Dropout > 0 {
-		f.drop, f.step = true, step
-		if m.Copy {
-			f.rng = wordDropRand(m.seed, step)
-		}
-	}
-	srcLen := rowLengths(bt.Src, bt.B, bt.S)
-	f.encode(bt.Src, bt.B, bt.S, srcLen)
-	rows := make([]int, bt.B*bt.T) // every decoder position is a query row
-	for r := range rows {
-		rows[r] = r
-	}
-	f.decode(bt.DecIn, bt.T, rows)
-	loss := f.loss(bt.Tgt, float32(eps), train)
-	if train {
-		m.p.ZeroGrads()
-		if f.dLogits != nil { // nil: no target counted, zero gradients
-			f.backward()
-		}
-	}
-	return loss, nil
-}
-
-// Encode implements Seq2Seq: the memory is the top encoder layer's
-// [forward; backward] states, [B*S, 2·Dim].
-func (m *LSTM) Encode(src []int, B, S int) (*Memory, error) {
-	if err := m.checkIDs(src, nil); err != nil {
-		return nil, err
-	}
-	f := &lstmPass{m: m}
-	srcLen := rowLengths(src, B, S)
-	f.encode(src, B, S, srcLen)
-	return &Memory{B: B, S: S, Data: f.mem, SrcLen: srcLen, Src: append([]int(nil), src...)}, nil
-}
-
-// Logits implements Seq2Seq. lstm-attention returns logits [B, V];
-// lstm-copy returns log-probabilities over the extended vocabulary
-// [B, V+S] (already normalised, so a log-softmax leaves them unchanged).
-func (m *LSTM) Logits(mem *Memory, decIn []int, T, pos int) ([]float32, error) {
-	if pos < 0 || pos >= T || len(decIn) != mem.B*T {
-		return nil, fmt.Errorf("decode: position %d outside %d-token inputs for %d rows", pos, T, mem.B)
-	}
-	if m.Copy && len(mem.Src) != mem.B*mem.S {
-		return nil, fmt.Errorf("decode: lstm-copy needs the source ids in the memory")
-	}
-	if out, ok := m.stepLogits(mem, decIn, T, pos); ok {
-		return out, nil
-	}
-	f := &lstmPass{m: m, B: mem.B, S: mem.S, src: mem.Src, mem: mem.Data, srcLen: mem.SrcLen}
-	// Only positions up to pos matter: run the decoder over them.
-	in := make([]int, mem.B*(pos+1))
-	for b := 0; b < mem.B; b++ {
-		copy(in[b*(pos+1):(b+1)*(pos+1)], decIn[b*T:b*T+pos+1])
-	}
-	rows := make([]int, mem.B)
-	for b := range rows {
-		rows[b] = b*(pos+1) + pos
-	}
-	f.decode(in, pos+1, rows)
-	m.keepStates(mem, decIn, T, pos, f)
-	if !m.Copy {
-		return f.logits, nil
-	}
-	return f.extendedLogProbs(), nil
-}
 
 // checkIDs refuses ids outside the vocabularies (a corrupt batch).
 func (m *LSTM) checkIDs(src, dec []int) error {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"compbench/data"
 	"compbench/models"
+	"compbench/progress"
 	"compbench/train"
 )
 
@@ -102,7 +102,7 @@ func copyAcceptance(t *testing.T, cfg train.Config, tr, val, te []data.Record, v
 	if err != nil {
 		t.Fatal(err)
 	}
-	preds, _, err := train.Predict(context.Background(), r, te, train.DecodeOptions{Beam: 1, Batch: 64}, io.Discard)
+	preds, _, err := train.Predict(context.Background(), r, te, train.DecodeOptions{Beam: 1, Batch: 64}, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"compbench/data"
+	"compbench/engine"
 	"compbench/models"
 	"compbench/train"
 )
@@ -28,6 +30,21 @@ func smallCopyRun(t *testing.T, variant string, steps int, dir string, resume bo
 	if _, err := train.Train(context.Background(), cfg, train.Options{Dir: dir, Train: tr, Dev: dev, Resume: resume}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openBound opens the run in dir and binds it to be (nil: the CPU).
+func openBound(t *testing.T, dir string, be engine.Backend) *train.Run {
+	t.Helper()
+	r, err := train.OpenRun(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := r.UseBackend(be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return r
 }
 
 // TestLSTMResume: stopping and resuming gives the weights and moments of an
@@ -51,8 +68,8 @@ func TestLSTMResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := r.Model.(*models.LSTM); !ok {
-				t.Fatalf("OpenRun made a %T", r.Model)
+			if _, ok := r.Def.(*models.LSTM); !ok {
+				t.Fatalf("OpenRun made a %T", r.Def)
 			}
 			if _, tenc := strings.CutSuffix(variant, "/transformer"); tenc != (r.Config.Model.Encoder == models.EncoderTransformer) {
 				t.Errorf("reopened run has encoder %q", r.Config.Model.Encoder)
@@ -66,10 +83,7 @@ func TestLSTMResume(t *testing.T) {
 func TestLSTMBadInput(t *testing.T) {
 	dir := t.TempDir()
 	smallCopyRun(t, "lstm-copy", 5, dir, false)
-	r, err := train.OpenRun(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openBound(t, dir, nil)
 	ex := models.Example{Src: []int{4, 1 << 20}, Tgt: []int{4, models.EOSID}}
 	if _, err := r.Model.Loss(models.MakeBatch([]*models.Example{&ex}, 1, 1), false, 0, 0); err == nil {
 		t.Error("source id outside the vocabulary: no error")
@@ -104,10 +118,7 @@ func TestLSTMBadInput(t *testing.T) {
 func TestLSTMCopyBeam(t *testing.T) {
 	dir := t.TempDir()
 	smallCopyRun(t, "lstm-copy", 30, dir, false)
-	r, err := train.OpenRun(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openBound(t, dir, nil)
 	task := copyTask{vocab: 20, minLen: 2, maxLen: 5}
 	recs := task.records(data.NewRand(9), "u", 6) // tokens unknown to the run
 	ex, _, err := models.Encode(r.Vocab, recs, models.EncodeOptions{MaxSrc: 16, MaxTgt: 16, Copy: true})
@@ -143,5 +154,57 @@ func TestLSTMCopyBeam(t *testing.T) {
 				t.Errorf("example %d: %q: a copied unseen token printed as <unk>", i, out)
 			}
 		}
+	}
+}
+
+// rerunPrefix decodes with a memory the engine did not encode at every
+// position, so each step reruns the decoder over the whole prefix.
+type rerunPrefix struct{ models.Seq2Seq }
+
+func (r rerunPrefix) Logits(mem *models.Memory, decIn []int, T, pos int) ([]float32, error) {
+	fresh := *mem
+	return r.Seq2Seq.Logits(&fresh, decIn, T, pos)
+}
+
+// TestLSTMDecodeRerun: greedy and beam decoding on the engine, which
+// steps cached decoder states (gathered by row under beam search), give
+// the hypotheses and scores of decoding that reruns the whole prefix at
+// every position, for both variants and encoders. On the reference
+// backend both compute the same sums in the same order: the scores are
+// equal, not close.
+func TestLSTMDecodeRerun(t *testing.T) {
+	for _, variant := range []string{"lstm-attention", "lstm-copy", "lstm-copy/transformer"} {
+		t.Run(variant, func(t *testing.T) {
+			dir := t.TempDir()
+			smallCopyRun(t, variant, 20, dir, false)
+			r := openBound(t, dir, &engine.CPU{})
+			task := copyTask{vocab: 20, minLen: 2, maxLen: 5}
+			recs := task.records(data.NewRand(3), "t", 6)
+			ex, _, err := models.Encode(r.Vocab, recs, models.EncodeOptions{MaxSrc: 16, MaxTgt: 16, Copy: models.Copies(r.Config.Model.Variant)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, beam := range []int{1, 3} {
+				o := train.DecodeOptions{Beam: beam, MaxLen: 8, Batch: 4, Width: 4}
+				a, err := train.Decode(context.Background(), r.Model, ex, o, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := train.Decode(context.Background(), rerunPrefix{r.Model}, ex, o, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range a {
+					if len(a[i].Hyps) != len(b[i].Hyps) {
+						t.Fatalf("beam %d, example %d: %d hypotheses, rerun %d", beam, i, len(a[i].Hyps), len(b[i].Hyps))
+					}
+					for k, ha := range a[i].Hyps {
+						if hb := b[i].Hyps[k]; !slices.Equal(ha.IDs, hb.IDs) || ha.Score != hb.Score {
+							t.Errorf("beam %d, example %d, hypothesis %d: %v %v, rerun %v %v", beam, i, k, ha.IDs, ha.Score, hb.IDs, hb.Score)
+						}
+					}
+				}
+			}
+		})
 	}
 }
