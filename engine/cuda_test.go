@@ -204,7 +204,7 @@ func BenchmarkGPUTrainStep(b *testing.B) {
 	b.ReportMetric(float64(b.N*bt.Tokens)/el.Seconds(), "tokens/s")
 }
 
-// TestGPUGPT2Scores: GPT-2 scoring on the GPU against the CPU model.
+// TestGPUGPT2Scores: GPT-2 scoring on the GPU against the CPU backend.
 func TestGPUGPT2Scores(t *testing.T) {
 	be := gpu(t)
 	cfg := models.GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
@@ -214,7 +214,11 @@ func TestGPUGPT2Scores(t *testing.T) {
 	}
 	seqs := [][]int{{29, 1, 2, 3, 4, 29}, {29, 5, 6, 29}, {7, 8}}
 	first := []int{1, 2, 1}
-	want, err := m.TokenLogProbs(seqs, first, 4)
+	cpu, err := models.NewGPT2Engine(m, &engine.CPU{BLAS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := cpu.TokenLogProbs(seqs, first, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,68 +53,12 @@ func (c FoldConfig) Validate() error {
 	return nil
 }
 
-// FoldModel is the model one fold fine-tunes and scores with: GPT-2 on the
-// host (CPUFold) or on an engine backend (*models.GPT2Trainer, whose
-// weights stay in device memory for the whole fold).
-type FoldModel interface {
-	LogProber
-	// TrainStep runs forward and backward on a batch and one AdamW update
-	// (models.GPT2AdamW) with learning rate lr, and returns the loss
-	// before the update.
-	TrainStep(seqs [][]int, first []int, lr float32) (float64, error)
-	// Snapshot copies the weights to the host (to keep the best step);
-	// Restore writes such a copy back.
-	Snapshot() ([][]float32, error)
-	Restore(s [][]float32) error
-	// Close releases the model's device memory.
-	Close()
-}
-
-// cpuFold is GPT-2 on Gorgonia's TapeMachine with its AdamW moments.
-type cpuFold struct {
-	*models.GPT2
-	opt *models.GPT2Optimizer
-}
-
-// CPUFold wraps a host GPT-2 and fresh AdamW moments as a FoldModel.
-func CPUFold(m *models.GPT2) (FoldModel, error) {
-	o, err := m.NewOptimizer(models.GPT2AdamW())
-	if err != nil {
-		return nil, err
-	}
-	return &cpuFold{GPT2: m, opt: o}, nil
-}
-
-func (c *cpuFold) TrainStep(seqs [][]int, first []int, lr float32) (float64, error) {
-	return c.GPT2.TrainStep(c.opt, seqs, first, lr)
-}
-
-func (c *cpuFold) Snapshot() ([][]float32, error) { return c.GPT2.Snapshot(), nil }
-
-func (c *cpuFold) Restore(s [][]float32) error {
-	c.GPT2.Restore(s)
-	return nil
-}
-
-func (c *cpuFold) Close() {}
-
-// ScoreFolds is ScoreFoldsWith on the host: each fold's model comes from
-// newModel and trains on Gorgonia's TapeMachine.
-func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
-	return ScoreFoldsWith(ctx, func() (FoldModel, error) {
-		m, err := newModel()
-		if err != nil {
-			return nil, err
-		}
-		return CPUFold(m)
-	}, ex, sc, fc, log)
-}
-
-// ScoreFoldsWith partitions ex into random folds; for each it builds a
-// fresh model with newModel, fine-tunes it on the other folds and scores
-// the fold with it. Results are in the order of ex. log receives progress
-// and one line per fold. The loop is the same whatever runs the model.
-func ScoreFoldsWith(ctx context.Context, newModel func() (FoldModel, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
+// ScoreFolds partitions ex into random folds; for each it builds a fresh
+// model with newModel (weights, gradients and AdamW moments on its
+// backend for the whole fold; models.GPT2AdamW), fine-tunes it on the
+// other folds and scores the fold with it, then closes it. Results are in
+// the order of ex. log receives progress and one line per fold.
+func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2Trainer, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
 	if err := fc.Validate(); err != nil {
 		return nil, err
 	}
@@ -153,7 +97,7 @@ func ScoreFoldsWith(ctx context.Context, newModel func() (FoldModel, error), ex 
 }
 
 // scoreFold fine-tunes m on ex[train] and scores ex[test].
-func scoreFold(ctx context.Context, m FoldModel, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, log io.Writer) ([]Score, error) {
+func scoreFold(ctx context.Context, m *models.GPT2Trainer, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, log io.Writer) ([]Score, error) {
 	if err := fineTune(ctx, m, ex, train, fc, f, log); err != nil {
 		return nil, err
 	}
@@ -161,12 +105,12 @@ func scoreFold(ctx context.Context, m FoldModel, ex []Encoded, train, test []int
 	for k, i := range test {
 		held[k] = ex[i]
 	}
-	return ScoreAll(ctx, m, held, sc, nil)
+	return ScoreAll(ctx, m.GPT2Engine, held, sc, nil)
 }
 
 // fineTune trains m on ex[train] minus a validation part and leaves it at
 // the step with the lowest validation perplexity (step 0 included).
-func fineTune(ctx context.Context, m FoldModel, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
+func fineTune(ctx context.Context, m *models.GPT2Trainer, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
 	rng := data.SubRand(fc.Seed, fmt.Sprintf("fold-%d", f))
 	rng.Shuffle(len(train), func(a, b int) { train[a], train[b] = train[b], train[a] })
 	nValid := max(1, int(math.Round(fc.ValidFrac*float64(len(train)))))
@@ -181,7 +125,7 @@ func fineTune(ctx context.Context, m FoldModel, ex []Encoded, train []int, fc Fo
 	vcfg := DefaultScoreConfig()
 	vcfg.Batch = fc.Batch
 	perplexity := func() (float64, error) {
-		s, err := ScoreAll(ctx, m, valid, vcfg, nil)
+		s, err := ScoreAll(ctx, m.GPT2Engine, valid, vcfg, nil)
 		if err != nil {
 			return 0, err
 		}

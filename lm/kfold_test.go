@@ -3,7 +3,6 @@ package lm
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -12,6 +11,22 @@ import (
 	"compbench/models"
 )
 
+// trainers makes a fresh model with newModel for each fold, on be.
+func trainers(be engine.Backend, newModel func() (*models.GPT2, error)) func() (*models.GPT2Trainer, error) {
+	return func() (*models.GPT2Trainer, error) {
+		m, err := newModel()
+		if err != nil {
+			return nil, err
+		}
+		return models.NewGPT2Trainer(m, be, models.GPT2AdamW())
+	}
+}
+
+// TestScoreFolds: the k-fold loop on the engine's CPU backend gives the
+// same scores for a seed, lowers the held-out loss of repetitive examples
+// below the untrained model's, and closes every fold's model (no engine
+// buffer is left). The training steps themselves are checked against
+// the TapeMachine in package models (TestGPT2TrainerMatchesTapeMachine).
 func TestScoreFolds(t *testing.T) {
 	tok, _ := loadFixture(t)
 	var recs []data.Record
@@ -27,10 +42,14 @@ func TestScoreFolds(t *testing.T) {
 	newModel := func() (*models.GPT2, error) {
 		return models.NewGPT2(models.GPT2Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: 50257, LayerNormEpsilon: 1e-5}, 1)
 	}
+	be := &engine.CPU{BLAS: true}
 	run := func() []Score {
-		s, err := ScoreFolds(context.Background(), newModel, ex, sc, fc, nil)
+		s, err := ScoreFolds(context.Background(), trainers(be, newModel), ex, sc, fc, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if n := be.Live(); n != 0 {
+			t.Fatalf("%d engine buffers left after the folds", n)
 		}
 		return s
 	}
@@ -43,10 +62,13 @@ func TestScoreFolds(t *testing.T) {
 			t.Errorf("record %d: %g then %g with the same seed", i, a[i].Score, b[i].Score)
 		}
 	}
-	// Training lowers the held-out loss of these repetitive examples below
-	// the untrained model's.
 	m, _ := newModel()
-	untrained, err := ScoreAll(context.Background(), m, ex, sc, nil)
+	e, err := models.NewGPT2Engine(m, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrained, err := ScoreAll(context.Background(), e, ex, sc, nil)
+	e.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,81 +82,11 @@ func TestScoreFolds(t *testing.T) {
 	}
 	bad := fc
 	bad.Folds = 1
-	if _, err := ScoreFolds(context.Background(), newModel, ex, sc, bad, nil); err == nil {
+	if _, err := ScoreFolds(context.Background(), trainers(be, newModel), ex, sc, bad, nil); err == nil {
 		t.Error("1 fold: no error")
 	}
-}
-
-// closeCounter counts the folds' Close calls.
-type closeCounter struct {
-	FoldModel
-	n *int
-}
-
-func (c closeCounter) Close() { *c.n++; c.FoldModel.Close() }
-
-// TestScoreFoldsOnEngine: the k-fold loop on an engine backend (weights
-// and AdamW moments in its memory) gives the host loop's scores: within
-// 1e-5 relative (the engine sums bias gradients of more than 64 rows in
-// chunks, docs/engine.md), the same for a seed, and every fold's model is
-// closed.
-func TestScoreFoldsOnEngine(t *testing.T) {
-	tok, _ := loadFixture(t)
-	var recs []data.Record
-	for i := 0; i < 24; i++ {
-		recs = append(recs, data.Record{ID: fmt.Sprint("r", i), Input: fmt.Sprintf("jump %d times and walk left %d", i%5, i%3)})
-	}
-	sc := DefaultScoreConfig()
-	ex, _, err := EncodeRecords(tok, recs, sc, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := NewCompactVocab(ex, tok.EOS())
-	if ex, err = v.Compact(ex); err != nil {
-		t.Fatal(err)
-	}
-	cfg := models.GPT2Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: v.Size(), LayerNormEpsilon: 1e-5}
-	fc := FoldConfig{Folds: 2, LR: 1e-2, Batch: 8, MaxSteps: 6, EvalEvery: 2, ValidFrac: 0.2, Seed: 3}
-	host, err := ScoreFolds(context.Background(), func() (*models.GPT2, error) { return models.NewGPT2(cfg, 1) }, ex, sc, fc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	onEngine := func() ([]Score, int) {
-		closed := 0
-		s, err := ScoreFoldsWith(context.Background(), func() (FoldModel, error) {
-			m, err := models.NewGPT2(cfg, 1)
-			if err != nil {
-				return nil, err
-			}
-			tr, err := models.NewGPT2Trainer(m, &engine.CPU{BLAS: true}, models.GPT2AdamW())
-			return closeCounter{tr, &closed}, err
-		}, ex, sc, fc, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, closed
-	}
-	a, closed := onEngine()
-	b, _ := onEngine()
-	if closed != fc.Folds {
-		t.Errorf("%d models closed, want %d", closed, fc.Folds)
-	}
-	var worst float64
-	for i := range host {
-		if a[i].ID != host[i].ID || a[i].Tokens != host[i].Tokens {
-			t.Fatalf("record %d: engine %+v, host %+v", i, a[i], host[i])
-		}
-		if a[i].Score != b[i].Score {
-			t.Errorf("record %d: %g then %g with the same seed", i, a[i].Score, b[i].Score)
-		}
-		worst = max(worst, math.Abs(a[i].Score-host[i].Score)/math.Abs(host[i].Score))
-	}
-	if worst > 1e-5 {
-		t.Errorf("engine scores differ from the host's by up to %g relative", worst)
-	}
-	t.Logf("engine scores within %g relative of the host's", worst)
 	t.Run("model error", func(t *testing.T) {
-		_, err := ScoreFoldsWith(context.Background(), func() (FoldModel, error) { return nil, fmt.Errorf("no device") }, ex, sc, fc, nil)
+		_, err := ScoreFolds(context.Background(), func() (*models.GPT2Trainer, error) { return nil, fmt.Errorf("no device") }, ex, sc, fc, nil)
 		if err == nil || !strings.Contains(err.Error(), "no device") {
 			t.Errorf("error %v", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"compbench/data"
+	"compbench/models"
 	"compbench/progress"
 )
 
@@ -125,17 +126,10 @@ func EncodeRecords(tok *Tokenizer, recs []data.Record, cfg ScoreConfig, nPositio
 	return out, truncated, nil
 }
 
-// LogProber gives the log-probabilities of tokens first.. of each
-// sequence: *models.GPT2 on the host, *models.GPT2Engine on an engine
-// backend.
-type LogProber interface {
-	TokenLogProbs(seqs [][]int, first []int, batch int) ([][]float64, error)
-}
-
-// ScoreAll scores examples in batches of similar length (sorted by length,
-// so padding is small; the order of the results is that of ex). bar may be
-// nil.
-func ScoreAll(ctx context.Context, m LogProber, ex []Encoded, cfg ScoreConfig, bar *progress.Bar) ([]Score, error) {
+// ScoreAll scores examples with m in batches of similar length (sorted by
+// length, so padding is small; the order of the results is that of ex).
+// bar may be nil.
+func ScoreAll(ctx context.Context, m *models.GPT2Engine, ex []Encoded, cfg ScoreConfig, bar *progress.Bar) ([]Score, error) {
 	order := make([]int, len(ex))
 	for i := range order {
 		order[i] = i

@@ -13,23 +13,29 @@ import (
 	"testing"
 
 	"compbench/data"
+	"compbench/engine"
 	"compbench/models"
 )
 
 var fixture struct {
 	once sync.Once
 	tok  *Tokenizer
-	m    *models.GPT2
+	m    *models.GPT2Engine
 	err  error
 }
 
-// loadFixture loads the tiny model and tokenizer once per test binary.
-func loadFixture(t *testing.T) (*Tokenizer, *models.GPT2) {
+// loadFixture loads the tiny model and tokenizer once per test binary; the
+// model runs on the engine's CPU backend.
+func loadFixture(t *testing.T) (*Tokenizer, *models.GPT2Engine) {
 	t.Helper()
 	fixture.once.Do(func() {
 		fixture.tok, fixture.err = LoadTokenizer(fixtureDir)
+		var m *models.GPT2
 		if fixture.err == nil {
-			fixture.m, fixture.err = models.LoadGPT2(fixtureDir)
+			m, fixture.err = models.LoadGPT2(fixtureDir)
+		}
+		if fixture.err == nil {
+			fixture.m, fixture.err = models.NewGPT2Engine(m, &engine.CPU{BLAS: true})
 		}
 	})
 	if fixture.err != nil {
@@ -54,7 +60,7 @@ func TestScoreMatchesReference(t *testing.T) {
 	recs := []data.Record{{ID: "a", Input: "Hello world, this is a test."}}
 	cfg := DefaultScoreConfig()
 	cfg.PerToken = true
-	ex, _, err := EncodeRecords(tok, recs, cfg, m.Cfg.NPositions)
+	ex, _, err := EncodeRecords(tok, recs, cfg, nPositions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +89,9 @@ func TestScoreMatchesReference(t *testing.T) {
 	}
 }
 
+// nPositions is the fixture's n_positions (its config.json).
+const nPositions = 32
+
 // TestBatchInvariance: padding must not change any score.
 func TestBatchInvariance(t *testing.T) {
 	tok, m := loadFixture(t)
@@ -102,7 +111,7 @@ func TestBatchInvariance(t *testing.T) {
 	for _, batch := range []int{1, 32, 7} {
 		cfg := base
 		cfg.Batch = batch
-		ex, _, err := EncodeRecords(tok, recs, cfg, m.Cfg.NPositions)
+		ex, _, err := EncodeRecords(tok, recs, cfg, nPositions)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"compbench/data"
+	"compbench/engine"
 	"compbench/models"
 )
 
@@ -56,7 +57,7 @@ func TestCompactVocab(t *testing.T) {
 		}
 		fc := FoldConfig{Folds: 3, LR: 1e-2, Batch: 4, MaxSteps: 4, EvalEvery: 2, ValidFrac: 0.2, Seed: 5}
 		run := func() []Score {
-			s, err := ScoreFolds(context.Background(), newModel, cex, DefaultScoreConfig(), fc, nil)
+			s, err := ScoreFolds(context.Background(), trainers(&engine.CPU{BLAS: true}, newModel), cex, DefaultScoreConfig(), fc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,16 +9,22 @@ import (
 	"compbench/kernels"
 )
 
-// GPT2Engine scores with GPT-2 on an engine backend (the GPU): the
-// whole-model forward graph runs as one program per batch shape, then the
-// scored rows are gathered, projected onto the tied embeddings and turned
-// into log-probabilities on the backend; only the ids go in and one float64
-// per scored token comes out.
+// GPT2Engine scores with GPT-2 on an engine backend, on every device (the
+// CPU runs engine.CPU{BLAS: true}): the whole-model forward graph runs as
+// one program per batch shape, then the scored rows are gathered,
+// projected onto the tied embeddings and turned into log-probabilities on
+// the backend; only the ids go in and one float64 per scored token comes
+// out. The program's arena reuses each layer's activations for the next,
+// so scoring holds about one block's activations beside the weights.
 type GPT2Engine struct {
-	m     *GPT2
-	b     engine.Backend
-	w     *engine.Weights
-	progs map[any]*engine.Machine
+	m *GPT2
+	b engine.Backend
+	w *engine.Weights
+	// alias: w's buffers are the host tensors (CPU backend), not copies.
+	alias bool
+	progs map[gpt2Key]*gpt2Prog
+	bytes int64 // sum of the programs' bytes
+	clock uint64
 	wte   engine.Buf
 	// scratch, grown as needed: row ids and targets [n], gathered hidden
 	// states [n, E], logits [n, V], log-probabilities [n].
@@ -26,39 +32,135 @@ type GPT2Engine struct {
 	cap                       int
 }
 
-// gpt2ScoreChunk bounds the rows projected at once (the [rows, V] logits).
-const gpt2ScoreChunk = 512
+// gpt2Prog is one graph's compiled program on the engine's backend.
+type gpt2Prog struct {
+	g     *gpt2Graph
+	mc    *engine.Machine
+	grads []engine.Buf // training programs: per weight, in parameter order
+	bytes int64        // the machine's own buffers, weights not counted
+	last  uint64
+}
 
-// NewGPT2Engine uploads m's weights to b.
+// gpt2ScoreChunk bounds the rows projected at once: the [rows, V] logits
+// (51 MB for GPT-2's vocabulary). With 64 rows OpenBLAS ran the short and
+// wide product 10% slower; 512 gained nothing.
+const gpt2ScoreChunk = 256
+
+// NewGPT2Engine puts m's weights on b. On the CPU backend, whose memory is
+// the host's, the weight buffers are m's own tensors rather than copies
+// (a copy would hold GPT-2 medium's 1.4 GB twice); every other step is
+// the one a GPU runs.
 func NewGPT2Engine(m *GPT2, b engine.Backend) (*GPT2Engine, error) {
 	names := make([]string, len(m.params))
 	vals := make([][]float32, len(m.params))
 	for i, p := range m.params {
 		names[i], vals[i] = p.name, p.val.Data().([]float32)
 	}
-	w, err := engine.NewWeights(b, names, vals)
-	if err != nil {
-		return nil, err
+	e := &GPT2Engine{m: m, b: b, progs: map[gpt2Key]*gpt2Prog{}}
+	if _, ok := b.(*engine.CPU); ok {
+		e.w, e.alias = &engine.Weights{B: b, Names: names}, true
+		for _, v := range vals {
+			e.w.Sizes = append(e.w.Sizes, len(v))
+			e.w.Bufs = append(e.w.Bufs, v)
+		}
+	} else {
+		var err error
+		if e.w, err = engine.NewWeights(b, names, vals); err != nil {
+			return nil, err
+		}
 	}
-	e := &GPT2Engine{m: m, b: b, w: w, progs: map[any]*engine.Machine{}}
-	e.wte = w.Bufs[m.index["wte.weight"]]
+	e.wte = e.w.Bufs[m.index["wte.weight"]]
 	return e, nil
 }
 
-// scoreView returns the whole-model graph of batch B and width T with its
-// inputs set for seqs; Out is the final hidden state [B*T, E].
-func (m *GPT2) scoreView(seqs [][]int, B, T int) (*GraphView, error) {
-	c, err := m.graph(gpt2Key{b: B, t: T, train: true})
+// program returns the program of key k with its inputs set for seqs (and
+// the targets from first on, for training), compiling it on first use. As
+// for a Transformer's graphs, the programs kept are bounded by count
+// (MaxGraphs) and bytes (GraphBudget), the least recently used dropped
+// first; dropping one never changes a result.
+func (e *GPT2Engine) program(k gpt2Key, seqs [][]int, first []int) (*gpt2Prog, error) {
+	e.clock++
+	p, ok := e.progs[k]
+	if !ok {
+		var err error
+		if p, err = e.compile(k); err != nil {
+			return nil, err
+		}
+	}
+	p.last = e.clock
+	p.g.fill(seqs, e.m.Cfg.VocabSize-1)
+	if k.train {
+		p.g.setTargets(seqs, first)
+	}
+	for _, n := range p.g.inputs() {
+		if err := p.mc.Set(n, p.g.vals[n]); err != nil { // ids are range-checked here
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (e *GPT2Engine) compile(k gpt2Key) (*gpt2Prog, error) {
+	g, err := e.m.graph(k)
 	if err != nil {
+		return nil, fmt.Errorf("build GPT-2 graph for batch %dx%d: %w", k.b, k.t, err)
+	}
+	roots := G.Nodes{g.hidden}
+	if k.train {
+		roots = append(G.Nodes{g.loss}, g.grads...)
+	}
+	prog, err := engine.Compile(roots, engine.Options{Inputs: g.inputs()})
+	if err != nil {
+		return nil, fmt.Errorf("engine program: %w", err)
+	}
+	size := prog.ArenaSize // float32 and int32 elements
+	for i := range prog.Bufs {
+		if c := prog.Bufs[i].Class; c != engine.Activation && c != engine.Param {
+			size += prog.Bufs[i].Size
+		}
+	}
+	p := &gpt2Prog{g: g, bytes: 4 * int64(size)}
+	for len(e.progs) > 0 && (len(e.progs) >= max(1, e.m.MaxGraphs) ||
+		e.m.GraphBudget > 0 && e.bytes+p.bytes > e.m.GraphBudget) {
+		e.evictOldest()
+	}
+	if p.mc, err = engine.NewSharedMachine(prog, e.b, e.w.Shared()); err != nil {
 		return nil, err
 	}
-	c.fill(seqs, m.Cfg.VocabSize-1)
-	v := &GraphView{Out: c.hidden, Key: c}
-	for _, n := range []*G.Node{c.ids, c.pos, c.mask} {
-		v.Inputs = append(v.Inputs, n)
-		v.Values = append(v.Values, c.vals[n])
+	if k.train {
+		// Every GPT-2 graph uses every weight; a weight without a gradient
+		// would silently keep its moments behind.
+		p.grads = make([]engine.Buf, len(e.w.Names))
+		for j, gn := range g.grads {
+			if p.grads[g.params[j]], err = p.mc.Buffer(gn); err != nil {
+				p.mc.Close()
+				return nil, err
+			}
+		}
+		for i, gb := range p.grads {
+			if gb == nil {
+				p.mc.Close()
+				return nil, fmt.Errorf("engine program: weight %s has no gradient", e.w.Names[i])
+			}
+		}
 	}
-	return v, nil
+	e.progs[k] = p
+	e.bytes += p.bytes
+	return p, nil
+}
+
+// evictOldest drops the least recently used program.
+func (e *GPT2Engine) evictOldest() {
+	var old gpt2Key
+	var oldest *gpt2Prog
+	for k, p := range e.progs {
+		if oldest == nil || p.last < oldest.last {
+			old, oldest = k, p
+		}
+	}
+	oldest.mc.Close()
+	e.bytes -= oldest.bytes
+	delete(e.progs, old)
 }
 
 func (e *GPT2Engine) grow(n int) error {
@@ -96,47 +198,29 @@ func (e *GPT2Engine) free() {
 	e.rows, e.tgt, e.h, e.logits, e.out, e.cap = nil, nil, nil, nil, nil, 0
 }
 
-// TokenLogProbs is GPT2.TokenLogProbs on the backend.
+// TokenLogProbs returns, for each sequence s, log p(s[t] | s[:t]) for every
+// t from first[i] (at least 1) to the end. The sequences run left-padded
+// as one batch of width Width(longest); batch may be larger than
+// len(seqs) to reuse a program (the spare rows are empty). Padding never
+// changes a result: position ids count from each row's first token and the
+// mask hides the padding.
 func (e *GPT2Engine) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]float64, error) {
 	m := e.m
-	if len(seqs) != len(first) || len(seqs) == 0 || batch < len(seqs) {
-		return nil, fmt.Errorf("token log-probs: %d sequences, %d starts, batch %d", len(seqs), len(first), batch)
+	T, err := m.checkBatch(seqs, first)
+	if err == nil && batch < len(seqs) {
+		err = fmt.Errorf("batch %d smaller than %d sequences", batch, len(seqs))
 	}
-	longest := 0
-	for i, s := range seqs {
-		if len(s) > m.Cfg.NPositions {
-			return nil, fmt.Errorf("sequence %d has %d tokens, more than n_positions %d", i, len(s), m.Cfg.NPositions)
-		}
-		if first[i] < 1 || first[i] > len(s) {
-			return nil, fmt.Errorf("sequence %d: first scored token %d not in [1, %d]", i, first[i], len(s))
-		}
-		longest = max(longest, len(s))
+	if err != nil {
+		return nil, fmt.Errorf("token log-probs: %w", err)
 	}
-	T := m.Width(longest)
-	v, err := m.scoreView(seqs, batch, T)
+	p, err := e.program(gpt2Key{b: batch, t: T}, seqs, nil)
 	if err != nil {
 		return nil, err
 	}
-	mc, ok := e.progs[v.Key]
-	if !ok {
-		prog, err := engine.Compile(G.Nodes{v.Out}, engine.Options{Inputs: v.Inputs})
-		if err != nil {
-			return nil, fmt.Errorf("engine program: %w", err)
-		}
-		if mc, err = engine.NewSharedMachine(prog, e.b, e.w.Shared()); err != nil {
-			return nil, err
-		}
-		e.progs[v.Key] = mc
-	}
-	for k, n := range v.Inputs {
-		if err := mc.Set(n, v.Values[k]); err != nil { // ids are range-checked here
-			return nil, err
-		}
-	}
-	if err := mc.Run(); err != nil {
+	if err := p.mc.Run(); err != nil {
 		return nil, fmt.Errorf("GPT-2 forward: %w", err)
 	}
-	hidden, err := mc.Buffer(v.Out)
+	hidden, err := p.mc.Buffer(p.g.hidden)
 	if err != nil {
 		return nil, err
 	}
@@ -188,9 +272,12 @@ func (e *GPT2Engine) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]fl
 
 // Close frees the backend memory.
 func (e *GPT2Engine) Close() {
-	for _, mc := range e.progs {
-		mc.Close()
+	for _, p := range e.progs {
+		p.mc.Close()
 	}
+	e.progs, e.bytes = map[gpt2Key]*gpt2Prog{}, 0
 	e.free()
-	e.w.Free()
+	if !e.alias {
+		e.w.Free()
+	}
 }

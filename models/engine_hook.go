@@ -80,8 +80,8 @@ func (m *Transformer) DecodeView(mem *Memory, decIn []int, T, pos int) (*GraphVi
 	return c.view(), nil
 }
 
-// TrainView returns the training graph TrainStep(o, seqs, first, lr) runs,
-// with its inputs set for seqs, without running it or updating weights.
+// TrainView returns the training graph GPT2Trainer.TrainStep(seqs, first,
+// lr) compiles, built afresh with its inputs set for seqs.
 func (m *GPT2) TrainView(seqs [][]int, first []int) (*GraphView, error) {
 	longest := 0
 	for i, s := range seqs {

@@ -19,30 +19,23 @@ import (
 // GPT2 is the decoder-only language model of Radford et al. (2019) as used by
 // Godbole & Jia (§3.1) to score examples: learned absolute positions, pre-LN
 // blocks of causal self-attention and a GELU (tanh) MLP, a final LayerNorm and
-// an output projection tied to the token embedding. Weights are float32 and
-// shared by every compiled graph.
+// an output projection tied to the token embedding. Weights are float32;
+// GPT2Engine and GPT2Trainer run the model on an engine backend.
 type GPT2 struct {
 	// Cfg is the validated configuration.
 	Cfg GPT2Config
 	// params in a fixed order (gpt2Shapes, c_attn split in three).
 	params []gpt2Param
 	index  map[string]int
-	// graphs holds the whole-model graphs (training, and the engine's
-	// scoring views; gpt2_graph.go), bounded like a Transformer's.
-	graphs map[gpt2Key]*gpt2Graph
-	// MaxGraphs bounds the number of graphs kept (least recently used ones
-	// are dropped and rebuilt when needed); default 8.
+	// MaxGraphs bounds the compiled programs an engine (GPT2Engine,
+	// GPT2Trainer) keeps, one per batch shape and purpose; least recently
+	// used ones are dropped and recompiled when needed. Default 8.
 	MaxGraphs int
-	// GraphBudget bounds the estimated bytes of the graphs kept
-	// (graphBytes); <= 0 means no byte bound. Default DefaultGraphBudget,
-	// or what SetGraphBudget set.
+	// GraphBudget bounds the bytes of those programs' own buffers (arena,
+	// inputs, outputs and gradients; not the shared weights); <= 0 means no
+	// byte bound. A program over the budget on its own is still kept,
+	// alone. Default DefaultGraphBudget, or what SetGraphBudget set.
 	GraphBudget int64
-	cachedBytes int64 // sum of the kept graphs' bytes
-	// infer holds the scoring graphs (see gpt2Infer); useClock orders them
-	// by last use.
-	infer    map[gpt2Key]*gpt2Infer
-	useClock int
-	logits   []float32 // scratch of outputLogProbs
 }
 
 // GPT2Config is the subset of a Hugging Face GPT-2 config.json that fixes
@@ -165,8 +158,7 @@ func newGPT2Shell(cfg GPT2Config) (*GPT2, []string, map[string][]int, error) {
 		return nil, nil, nil, err
 	}
 	names, shapes := gpt2Shapes(cfg)
-	m := &GPT2{Cfg: cfg, index: map[string]int{}, graphs: map[gpt2Key]*gpt2Graph{}, MaxGraphs: 8, GraphBudget: newGraphBudget(),
-		infer: map[gpt2Key]*gpt2Infer{}}
+	m := &GPT2{Cfg: cfg, index: map[string]int{}, MaxGraphs: 8, GraphBudget: newGraphBudget()}
 	return m, names, shapes, nil
 }
 

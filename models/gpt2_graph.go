@@ -3,7 +3,6 @@ package models
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -11,14 +10,18 @@ import (
 	"compbench/ops"
 )
 
-// gpt2Key identifies a compiled graph: shapes are fixed once built, so one
-// graph is built per (batch, width, purpose) and reused.
+// gpt2Key identifies a graph: shapes are fixed once built, so one graph
+// (and one engine program) serves each (batch, width, purpose).
 type gpt2Key struct {
 	b, t  int
 	train bool
 }
 
-// gpt2Graph is one compiled forward (and for training, backward) pass.
+// gpt2Graph is GPT-2's forward pass (and, for training, the loss and its
+// gradients) for one batch shape, as a Gorgonia graph. Package engine
+// compiles it into the program every device runs (GPT2Engine,
+// GPT2Trainer); the tests also run it on Gorgonia's TapeMachine, as the
+// oracle the engine is checked against.
 type gpt2Graph struct {
 	B, T   int
 	ids    *G.Node // int [B*T]
@@ -30,62 +33,35 @@ type gpt2Graph struct {
 	loss   *G.Node // scalar mean cross-entropy, training only
 	grads  G.Nodes // gradient of loss per parameter, training only
 	params []int   // parameter index of each gradient
-	vm     G.VM
-	// lastUse orders the cached graphs by use (GPT2.useClock).
-	lastUse int
-	// bytes estimates the memory the graph holds once run (graphBytes).
-	bytes int64
 }
 
 // gpt2Ignore marks target positions that do not count in the loss.
 const gpt2Ignore = -1
 
-// graph returns the compiled graph for k, building it when it is not
-// cached. The cache is bounded as a Transformer's (Transformer.graph): by
-// count (MaxGraphs) and estimated bytes (GraphBudget), least recently used
-// graphs dropped first, a graph over the budget on its own still built and
-// then kept alone. Eviction never changes results: a graph is a pure
-// function of the weights and its inputs.
-func (m *GPT2) graph(k gpt2Key) (*gpt2Graph, error) {
-	m.useClock++
-	if c, ok := m.graphs[k]; ok {
-		c.lastUse = m.useClock
-		return c, nil
-	}
-	// Built before evicting, so a failed build drops nothing and the new
-	// graph's size is known.
-	c, err := m.build(k)
-	if err != nil {
-		return nil, fmt.Errorf("build GPT-2 graph for batch %dx%d: %w", k.b, k.t, err)
-	}
-	for len(m.graphs) > 0 && (len(m.graphs) >= max(1, m.MaxGraphs) ||
-		(m.GraphBudget > 0 && m.cachedBytes+c.bytes > m.GraphBudget)) {
-		m.evictOldest()
-	}
-	c.lastUse = m.useClock
-	m.graphs[k] = c
-	m.cachedBytes += c.bytes
-	return c, nil
+// Width is the batch width for sequences of at most n tokens: n rounded
+// up to a multiple of 8 (so that few programs are compiled), at most
+// n_positions.
+func (m *GPT2) Width(n int) int {
+	return min(RoundUp(n, 8), m.Cfg.NPositions)
 }
 
-// evictOldest drops the least recently used graph (uses are numbered
-// apart, so the choice does not depend on map order).
-func (m *GPT2) evictOldest() {
-	var old gpt2Key
-	oldest := -1
-	for k, c := range m.graphs {
-		if oldest < 0 || c.lastUse < oldest {
-			old, oldest = k, c.lastUse
-		}
+// checkBatch validates sequences and their first scored tokens and returns
+// the batch width.
+func (m *GPT2) checkBatch(seqs [][]int, first []int) (int, error) {
+	if len(seqs) == 0 || len(seqs) != len(first) {
+		return 0, fmt.Errorf("%d sequences, %d starts", len(seqs), len(first))
 	}
-	c := m.graphs[old]
-	c.vm.Close()
-	// As for the Transformer (evictOldest in graph.go): the tape machine's
-	// finalizer would keep the machine, graph and values alive until the
-	// collection after next.
-	runtime.SetFinalizer(c.vm, nil)
-	m.cachedBytes -= c.bytes
-	delete(m.graphs, old)
+	longest := 0
+	for i, s := range seqs {
+		if len(s) > m.Cfg.NPositions {
+			return 0, fmt.Errorf("sequence %d has %d tokens, more than n_positions %d", i, len(s), m.Cfg.NPositions)
+		}
+		if first[i] < 1 || first[i] > len(s) {
+			return 0, fmt.Errorf("sequence %d: first scored token %d not in [1, %d]", i, first[i], len(s))
+		}
+		longest = max(longest, len(s))
+	}
+	return m.Width(longest), nil
 }
 
 // gpt2Builder threads the first error through graph construction.
@@ -93,24 +69,10 @@ type gpt2Builder struct {
 	m     *GPT2
 	g     *G.ExprGraph
 	nodes map[int]*G.Node
-	// slots, when set, makes every block weight "h.<i>.<rest>" one input
-	// node per <rest>, rebound to each layer's weights in turn.
-	slots map[string]*G.Node
 	err   error
 }
 
 func (b *gpt2Builder) param(name string) *G.Node {
-	if b.slots != nil {
-		if _, rest, ok := cutLayer(name); ok {
-			if n, ok := b.slots[rest]; ok {
-				return n
-			}
-			v := b.m.params[b.m.index[name]].val
-			n := G.NewTensor(b.g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(rest), G.WithValue(v))
-			b.slots[rest] = n
-			return n
-		}
-	}
 	i := b.m.index[name]
 	if n, ok := b.nodes[i]; ok {
 		return n
@@ -184,7 +146,8 @@ func (b *gpt2Builder) block(x, mask *G.Node, i, B, T int) *G.Node {
 	return b.add(x, b.linear(f, p+"mlp.c_proj.weight", p+"mlp.c_proj.bias")) // [B*T, E]
 }
 
-func (m *GPT2) build(k gpt2Key) (*gpt2Graph, error) {
+// graph builds the graph of key k.
+func (m *GPT2) graph(k gpt2Key) (*gpt2Graph, error) {
 	B, T := k.b, k.t
 	b := &gpt2Builder{m: m, g: G.NewGraph(), nodes: map[int]*G.Node{}}
 	c := &gpt2Graph{B: B, T: T, vals: map[*G.Node]*tensor.Dense{}}
@@ -231,8 +194,6 @@ func (m *GPT2) build(k gpt2Key) (*gpt2Graph, error) {
 			return nil, err
 		}
 	}
-	c.vm = G.NewTapeMachine(b.g)
-	c.bytes = graphBytes(b.g, b.nodes)
 	return c, nil
 }
 
@@ -242,6 +203,29 @@ func (m *GPT2) build(k gpt2Key) (*gpt2Graph, error) {
 // or before it, so padding cannot change any result.
 func (c *gpt2Graph) fill(seqs [][]int, padID int) {
 	fillInputs(c.B, c.T, c.vals[c.ids].Data().([]int), c.vals[c.pos].Data().([]int), c.vals[c.mask].Data().([]float32), seqs, padID)
+}
+
+// setTargets marks the tokens from first[i] on as the targets of the
+// loss (row t-1 predicts token t); prefix and padding rows do not count.
+func (c *gpt2Graph) setTargets(seqs [][]int, first []int) {
+	tgt := c.vals[c.tgt].Data().([]int)
+	for i := range tgt {
+		tgt[i] = gpt2Ignore
+	}
+	for i, s := range seqs {
+		pad := c.T - len(s)
+		for t := first[i]; t < len(s); t++ {
+			tgt[i*c.T+pad+t-1] = s[t]
+		}
+	}
+}
+
+// inputs returns the per-batch input nodes (tgt only in training graphs).
+func (c *gpt2Graph) inputs() []*G.Node {
+	if c.tgt == nil {
+		return []*G.Node{c.ids, c.pos, c.mask}
+	}
+	return []*G.Node{c.ids, c.pos, c.mask, c.tgt}
 }
 
 // fillInputs writes token ids and positions ([B*T] each) and the attention
@@ -270,14 +254,4 @@ func fillInputs(B, T int, ids, pos []int, mask []float32, seqs [][]int, padID in
 			}
 		}
 	}
-}
-
-func (c *gpt2Graph) run() error {
-	for n, v := range c.vals {
-		if err := G.Let(n, v); err != nil {
-			return err
-		}
-	}
-	defer c.vm.Reset()
-	return c.vm.RunAll()
 }

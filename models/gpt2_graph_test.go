@@ -3,14 +3,13 @@ package models
 import (
 	"math"
 	"runtime"
-	"slices"
 	"testing"
 	"weak"
 
 	G "gorgonia.org/gorgonia"
 )
 
-// gpt2CacheModel is a one-block GPT-2 small enough to build many graphs.
+// gpt2CacheModel is a one-block GPT-2 small enough to compile many programs.
 func gpt2CacheModel(t *testing.T) *GPT2 {
 	t.Helper()
 	m, err := NewGPT2(GPT2Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: 30, LayerNormEpsilon: 1e-5}, 5)
@@ -32,107 +31,120 @@ var gpt2Batches = []struct {
 }
 
 // checkGPT2Cache checks the count bound and the byte accounting.
-func checkGPT2Cache(t *testing.T, m *GPT2, maxGraphs int) {
+func checkGPT2Cache(t *testing.T, e *GPT2Engine, maxGraphs int) {
 	t.Helper()
 	var sum int64
-	for _, c := range m.graphs {
-		sum += c.bytes
+	for _, p := range e.progs {
+		sum += p.bytes
 	}
-	if len(m.graphs) > maxGraphs || sum != m.cachedBytes {
-		t.Fatalf("%d graphs kept (bound %d), bytes %d accounted %d", len(m.graphs), maxGraphs, sum, m.cachedBytes)
+	if len(e.progs) > maxGraphs || sum != e.bytes {
+		t.Fatalf("%d programs kept (bound %d), bytes %d accounted %d", len(e.progs), maxGraphs, sum, e.bytes)
 	}
 }
 
-// TestGPT2GraphCacheBound: training on more batch shapes than the bound
-// keeps the cache at the bound (by count, and by bytes) and gives the same
-// losses and weights, bit for bit, as a model that keeps every graph.
-func TestGPT2GraphCacheBound(t *testing.T) {
-	probe := gpt2CacheModel(t)
-	c, err := probe.graph(gpt2Key{b: 3, t: probe.Width(11), train: true})
+// TestGPT2ProgramCacheBound: training on more batch shapes than the bound
+// keeps the engine's programs at the bound (by count, and by bytes) and
+// gives the same losses and weights, bit for bit, as a trainer that keeps
+// every program.
+func TestGPT2ProgramCacheBound(t *testing.T) {
+	probe, err := NewGPT2Trainer(gpt2CacheModel(t), leakCheckedCPU(t, true), GPT2AdamW())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.bytes <= 0 {
-		t.Fatalf("graph of %d bytes", c.bytes)
+	big := gpt2Batches[3]
+	if _, err := probe.TrainStep(big.seqs, big.first, 1e-2); err != nil {
+		t.Fatal(err)
 	}
+	var largest int64 // no program here is larger than the 3 x 16 one
+	for _, p := range probe.progs {
+		largest = p.bytes
+	}
+	probe.Close()
 	for _, tc := range []struct {
 		name      string
 		maxGraphs int
 		budget    int64
-		want      int // graphs kept at the end; -1: as many as fit the budget
+		want      int // programs kept at the end; -1: as many as fit the budget
 	}{
 		{"count", 2, 0, 2},
 		{"one", 1, 1 << 40, 1},
-		{"bytes", 8, c.bytes, -1}, // no graph here is larger than c
+		{"bytes", 8, largest, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			all, bounded := gpt2CacheModel(t), gpt2CacheModel(t)
-			all.MaxGraphs, all.GraphBudget = 100, 0
-			bounded.MaxGraphs, bounded.GraphBudget = tc.maxGraphs, tc.budget
-			oa, err := all.NewOptimizer(GPT2AdamW())
+			ma, mb := gpt2CacheModel(t), gpt2CacheModel(t)
+			ma.MaxGraphs, ma.GraphBudget = 100, 0
+			mb.MaxGraphs, mb.GraphBudget = tc.maxGraphs, tc.budget
+			all, err := NewGPT2Trainer(ma, leakCheckedCPU(t, true), GPT2AdamW())
 			if err != nil {
 				t.Fatal(err)
 			}
-			ob, _ := bounded.NewOptimizer(GPT2AdamW())
-			// Every shape comes three times, so evicted graphs are rebuilt
-			// after their weights have changed.
+			defer all.Close()
+			bounded, err := NewGPT2Trainer(mb, leakCheckedCPU(t, true), GPT2AdamW())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bounded.Close()
+			// Every shape comes three times, so dropped programs are
+			// compiled again after their weights have changed.
 			for step := 0; step < 3*len(gpt2Batches); step++ {
 				bt := gpt2Batches[step%len(gpt2Batches)]
-				la, err := all.TrainStep(oa, bt.seqs, bt.first, 1e-2)
+				la, err := all.TrainStep(bt.seqs, bt.first, 1e-2)
 				if err != nil {
 					t.Fatal(err)
 				}
-				lb, err := bounded.TrainStep(ob, bt.seqs, bt.first, 1e-2)
+				lb, err := bounded.TrainStep(bt.seqs, bt.first, 1e-2)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if math.Float64bits(la) != math.Float64bits(lb) {
-					t.Fatalf("step %d: loss %v with every graph kept, %v bounded", step, la, lb)
+					t.Fatalf("step %d: loss %v with every program kept, %v bounded", step, la, lb)
 				}
-				checkGPT2Cache(t, bounded, tc.maxGraphs)
-				if tc.budget > 0 && bounded.cachedBytes > tc.budget {
-					t.Fatalf("step %d: %d bytes kept, budget %d", step, bounded.cachedBytes, tc.budget)
+				checkGPT2Cache(t, bounded.GPT2Engine, tc.maxGraphs)
+				if tc.budget > 0 && len(bounded.progs) > 1 && bounded.bytes > tc.budget {
+					t.Fatalf("step %d: %d bytes kept, budget %d", step, bounded.bytes, tc.budget)
 				}
 			}
 			if tc.want < 0 {
-				tc.want = len(bounded.graphs)
+				tc.want = len(bounded.progs)
 				if tc.want >= len(gpt2Batches) {
-					t.Errorf("the byte budget kept all %d graphs", tc.want)
+					t.Errorf("the byte budget kept all %d programs", tc.want)
 				}
 			}
-			if len(all.graphs) != len(gpt2Batches) || len(bounded.graphs) != tc.want {
-				t.Errorf("%d graphs kept unbounded (want %d), %d bounded (want %d)", len(all.graphs), len(gpt2Batches), len(bounded.graphs), tc.want)
+			if len(all.progs) != len(gpt2Batches) || len(bounded.progs) != tc.want {
+				t.Errorf("%d programs kept unbounded (want %d), %d bounded (want %d)", len(all.progs), len(gpt2Batches), len(bounded.progs), tc.want)
 			}
-			wa, wb := all.Snapshot(), bounded.Snapshot()
-			for i := range wa {
-				if !slices.Equal(wa[i], wb[i]) {
-					t.Errorf("weight %s differs", all.params[i].name)
-				}
+			if name, ok := equalWeights(ma, hostWeights(ma), hostWeights(mb)); !ok {
+				t.Errorf("weight %s differs", name)
 			}
 		})
 	}
 }
 
-// TestGPT2EvictedGraphFreed: an evicted training graph is garbage at the
-// next collection (the tape machine's finalizer is cleared on eviction).
-func TestGPT2EvictedGraphFreed(t *testing.T) {
+// TestGPT2EvictedProgramFreed: a dropped program's buffers are freed and
+// its graph is garbage at the next collection.
+func TestGPT2EvictedProgramFreed(t *testing.T) {
 	m := gpt2CacheModel(t)
 	m.MaxGraphs = 1
-	build := func(b int) weak.Pointer[G.Node] {
-		c, err := m.graph(gpt2Key{b: b, t: 8, train: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.fill([][]int{{29, 1, 2}}, 29)
-		if err := c.run(); err != nil {
-			t.Fatal(err)
-		}
-		return weak.Make(c.loss)
+	be := leakCheckedCPU(t, true)
+	e, err := NewGPT2Engine(m, be)
+	if err != nil {
+		t.Fatal(err)
 	}
-	w := build(1)
-	build(2)
+	defer e.Close()
+	score := func(batch int) weak.Pointer[G.Node] {
+		if _, err := e.TokenLogProbs([][]int{{29, 1, 2}}, []int{1}, batch); err != nil {
+			t.Fatal(err)
+		}
+		return weak.Make(e.progs[gpt2Key{b: batch, t: 8}].g.hidden)
+	}
+	w := score(1)
+	live := be.Live()
+	score(2)
+	if be.Live() != live {
+		t.Errorf("%d engine buffers live after dropping a program for another, %d before", be.Live(), live)
+	}
 	runtime.GC()
 	if w.Value() != nil {
-		t.Error("evicted graph still reachable after a collection")
+		t.Error("dropped graph still reachable after a collection")
 	}
 }

@@ -147,13 +147,11 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		return err
 	}
 	defer release()
-	if be != nil {
-		fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
-	}
+	fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
 	var scores []lm.Score
 	start := time.Now()
 	if *folds > 0 {
-		newModel := func() (lm.FoldModel, error) {
+		newModel := func() (*models.GPT2Trainer, error) {
 			var m *models.GPT2
 			var err error
 			if *scratch {
@@ -164,9 +162,6 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 			if err != nil {
 				return nil, err
 			}
-			if be == nil {
-				return lm.CPUFold(m)
-			}
 			// Weights, gradients and AdamW moments stay on the device for
 			// the fold; only the best step's weights come back.
 			tr, err := models.NewGPT2Trainer(m, be, models.GPT2AdamW())
@@ -175,20 +170,15 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 			}
 			return tr, nil
 		}
-		scores, err = lm.ScoreFoldsWith(ctx, newModel, ex, sc, fc, stderr)
+		scores, err = lm.ScoreFolds(ctx, newModel, ex, sc, fc, stderr)
 	} else {
-		var m lm.LogProber = base
-		label := "score"
-		if be != nil {
-			ge, err := models.NewGPT2Engine(base, be)
-			if err != nil {
-				return fmt.Errorf("score: %s: %w", be.Name(), err)
-			}
-			defer ge.Close()
-			m, label = ge, "score on "+be.Name()
+		ge, gerr := models.NewGPT2Engine(base, be)
+		if gerr != nil {
+			return fmt.Errorf("score: %s: %w", be.Name(), gerr)
 		}
-		bar := progress.New(stderr, label, int64(len(ex)))
-		scores, err = lm.ScoreAll(ctx, m, ex, sc, bar)
+		defer ge.Close()
+		bar := progress.New(stderr, "score on "+be.Name(), int64(len(ex)))
+		scores, err = lm.ScoreAll(ctx, ge, ex, sc, bar)
 		bar.Finish()
 	}
 	if err != nil {

@@ -97,10 +97,10 @@ func TestScoreCommand(t *testing.T) {
 	})
 }
 
-// TestScoreFoldsDevice: k-fold from-scratch scores fine-tuned on the engine
-// (engine-cpu) match the TapeMachine's within devTol (not bit for bit: the
-// engine sums bias gradients over more than 64 rows in chunks,
-// docs/engine.md), and two engine runs with one seed write the same bytes.
+// TestScoreFoldsDevice: k-fold from-scratch scoring on the engine's CPU
+// backend names the backend and the speed, and two runs with one seed
+// write the same bytes. (The engine is checked against the TapeMachine in
+// package models.)
 func TestScoreFoldsDevice(t *testing.T) {
 	dir := t.TempDir()
 	var lines []string
@@ -110,24 +110,18 @@ func TestScoreFoldsDevice(t *testing.T) {
 	}
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	args := func(out, dev string) []string {
-		return []string{"score", "--lm", scoreFixture, "--in", in, "--out", out, "--folds", "2", "--from-scratch", "--size", "tiny",
-			"--steps", "20", "--eval-every", "5", "--seed", "2", "--device", dev}
-	}
-	want := filepath.Join(dir, "cpu.jsonl")
-	mustRun(t, args(want, "cpu")...)
 	var got []string
 	for k := 0; k < 2; k++ {
 		o := filepath.Join(dir, "engine"+string(rune('0'+k))+".jsonl")
-		errs := mustRun(t, args(o, "cpu")...)
+		errs := mustRun(t, "score", "--lm", scoreFixture, "--in", in, "--out", o, "--folds", "2", "--from-scratch", "--size", "tiny",
+			"--steps", "20", "--eval-every", "5", "--seed", "2", "--device", "cpu")
 		if !strings.Contains(errs, "engine executor on cpu") || !strings.Contains(errs, "tokens/s") {
 			t.Errorf("stderr does not name the backend or the speed:\n%s", errs)
 		}
 		b, _ := os.ReadFile(o)
 		got = append(got, string(b))
-		sameJSONL(t, want, o)
 	}
-	if got[0] != got[1] {
-		t.Errorf("two engine runs with one seed differ:\n%s\n%s", got[0], got[1])
+	if got[0] != got[1] || strings.Count(got[0], "\n") != 24 {
+		t.Errorf("two runs with one seed differ:\n%s\n%s", got[0], got[1])
 	}
 }
