@@ -3,12 +3,12 @@ package models_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"testing"
 
 	"compbench/data"
 	"compbench/data/robustfill"
 	"compbench/models"
+	"compbench/progress"
 	"compbench/train"
 )
 
@@ -42,7 +42,7 @@ func TestIODoubleOverfit(t *testing.T) {
 	cfg.Steps, cfg.Batch, cfg.LR, cfg.Warmup, cfg.EvalEvery, cfg.EvalLimit = 250, 8, 3e-3, 0, 0, 0
 	ctx := context.Background()
 	dir := t.TempDir()
-	res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: recs, Dev: recs, Stderr: io.Discard})
+	res, err := train.Train(ctx, cfg, train.Options{Dir: dir, Train: recs, Dev: recs, Progress: progress.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +54,11 @@ func TestIODoubleOverfit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	release, err := run.UseBackend(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	if !run.Config.Model.DoubleIO() {
 		t.Fatal("the reopened run is not double I/O")
 	}
@@ -81,7 +86,7 @@ func TestIODoubleOverfit(t *testing.T) {
 	}
 
 	ft := t.TempDir()
-	if _, err := train.Finetune(ctx, run, recs[:4], train.FinetuneOptions{Steps: 3, LR: 1e-4, Out: ft, Force: true, Stderr: io.Discard}); err != nil {
+	if _, err := train.Finetune(ctx, run, recs[:4], train.FinetuneOptions{Steps: 3, LR: 1e-4, Out: ft, Force: true, Progress: progress.Discard}); err != nil {
 		t.Fatal(err)
 	}
 	if r2, err := train.OpenRun(ft, false); err != nil || !r2.Config.Model.DoubleIO() {
