@@ -27,6 +27,6 @@ grep -o '"compound_max_size":[0-9]*,"compound_keep":[0-9]*' "$mcd_dir/mcd60k/spl
 rm -rf "$mcd_dir"
 # --- end Splits ---
 
-# --- Engine: paper-size plan and training step, TapeMachine against the engine on BLAS (docs/engine.md) ---
-go test ./engine -run '^$' -bench 'PlanPaperSize|TrainStep/(tape|engine-blas)' -benchtime 3x
+# --- Engine: paper-size plan and training step on the CPU backend (docs/engine.md) ---
+go test ./engine -run '^$' -bench 'PlanPaperSize|TrainStep/engine-blas' -benchtime 3x
 # --- end Engine ---
