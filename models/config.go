@@ -85,19 +85,34 @@ func DefaultConfig() Config {
 	}
 }
 
-// Variants are the --model names and what each changes in a config. The
-// decompositional masks sit on top of relative attention with separators,
-// as in the paper (§4).
-var Variants = map[string]func(*Config){
-	"transformer":         func(c *Config) {},
-	"relative":            func(c *Config) { c.Relative = true },
-	"transformer-sep":     func(c *Config) { c.Separators = true },
-	"relative-sep":        func(c *Config) { c.Relative, c.Separators = true, true },
-	"sep-full":            func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-full" },
-	"sep-to-sep-and-last": func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-sep-and-last" },
-	"sep-to-last":         func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-last" },
-	"lstm-attention":      func(c *Config) { c.Heads = 1 }, // LSTM (lstm.go): heads unused, any --dim valid
-	"lstm-copy":           func(c *Config) { c.Heads = 1 }, // LSTM with copying (lstm.go)
+// Variants are the --model names: the family that builds each, and what
+// each changes in a config. The decompositional masks sit on top of
+// relative attention with separators, as in the paper (§4). A new model
+// family adds its constructor to families and its names here.
+var Variants = map[string]Variant{
+	"transformer":         {"transformer", func(c *Config) {}},
+	"relative":            {"transformer", func(c *Config) { c.Relative = true }},
+	"transformer-sep":     {"transformer", func(c *Config) { c.Separators = true }},
+	"relative-sep":        {"transformer", func(c *Config) { c.Relative, c.Separators = true, true }},
+	"sep-full":            {"transformer", func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-full" }},
+	"sep-to-sep-and-last": {"transformer", func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-sep-and-last" }},
+	"sep-to-last":         {"transformer", func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-last" }},
+	"lstm-attention":      {"lstm", func(c *Config) { c.Heads = 1 }}, // heads unused, any --dim valid
+	"lstm-copy":           {"lstm", func(c *Config) { c.Heads = 1 }}, // with copying (lstm_copy.go)
+}
+
+// Variant is one --model name.
+type Variant struct {
+	// Family is the key of the constructor in families.
+	Family string
+	// Apply sets the variant's fields on a config.
+	Apply func(*Config)
+}
+
+// families are the model families' constructors, by Variant.Family.
+var families = map[string]func(cfg Config, seed uint64, v *Vocab) (Model, error){
+	"transformer": newTransformerModel,
+	"lstm":        func(cfg Config, seed uint64, v *Vocab) (Model, error) { return NewLSTM(cfg, seed, v) },
 }
 
 // VariantNames lists Variants sorted.
@@ -113,12 +128,12 @@ func VariantNames() []string {
 // ApplyVariant sets the variant's fields on c, resetting the ones variants
 // change first so that switching variants is clean.
 func (c *Config) ApplyVariant(name string) error {
-	f, ok := Variants[name]
+	v, ok := Variants[name]
 	if !ok {
 		return fmt.Errorf("unknown model %q (known: %v)", name, VariantNames())
 	}
 	c.Variant, c.Relative, c.Separators, c.Mask = name, false, false, "causal"
-	f(c)
+	v.Apply(c)
 	return nil
 }
 

@@ -127,7 +127,7 @@ const (
 )
 
 // IsLSTM reports whether a --model name is one of the recurrent models.
-func IsLSTM(variant string) bool { return variant == "lstm-attention" || variant == "lstm-copy" }
+func IsLSTM(variant string) bool { return Variants[variant].Family == "lstm" }
 
 // LSTMDefaultConfig is Keysers et al.'s LSTM+attention setting (App. E):
 // hidden size 512, 2 layers, dropout 0.4, the bidirectional LSTM encoder.

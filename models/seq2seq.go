@@ -28,9 +28,15 @@ type Seq2Seq interface {
 // v is the run's vocabulary (the copying model needs it). Bind puts it on
 // a device.
 func New(cfg Config, seed uint64, v *Vocab) (Model, error) {
-	if IsLSTM(cfg.Variant) {
-		return NewLSTM(cfg, seed, v)
+	vr, ok := Variants[cfg.Variant]
+	if !ok {
+		return nil, fmt.Errorf("unknown model %q (known: %v)", cfg.Variant, VariantNames())
 	}
+	return families[vr.Family](cfg, seed, v)
+}
+
+// newTransformerModel is the Transformer family's constructor.
+func newTransformerModel(cfg Config, seed uint64, v *Vocab) (Model, error) {
 	m, err := NewTransformer(cfg, seed)
 	if err == nil && cfg.DoubleIO() {
 		err = m.SetIOVocab(v)
