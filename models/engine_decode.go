@@ -10,12 +10,14 @@ import (
 	"compbench/ops"
 )
 
-// Incremental decoding on an engine backend: the decoder of incremental.go
-// (same weights, masks and relative biases), one new position per step, as
-// kernel calls on the backend's buffers. The encoder memory is used where
-// Encode left it on the backend; the cross-attention keys and values are
-// computed from it once per batch, and each layer's self-attention keys and
-// values are cached on the backend.
+// Incremental decoding on an engine backend: the decoder's forward pass
+// one new position per step, as kernel calls on the backend's buffers. The
+// encoder memory is used where Encode left it on the backend; the
+// cross-attention keys and values are computed from it once per batch, and
+// each layer's self-attention keys and values are cached on the backend.
+// Re-running the decoder graph over the whole prefix at every step (what
+// Transformer.Logits does, the definition the tests compare against) costs
+// O(T^2) positions per sequence; this costs O(T).
 //
 // Design: a step calls the backend's kernels directly instead of running
 // per-step Gorgonia graphs. The kernels take their sizes as arguments, so
@@ -31,6 +33,39 @@ import (
 // Tokens are chosen on the backend too (Picker): greedy decoding downloads
 // B ids and their log-probabilities per step, beam search the k best
 // candidates per row.
+
+// Stepper is implemented by models that decode incrementally.
+type Stepper interface {
+	// StartDecode prepares decoding of mem's rows for up to maxLen steps.
+	StartDecode(mem *Memory, maxLen int) (DecodeState, error)
+}
+
+// DecodeState advances a batch of decodes by one position.
+type DecodeState interface {
+	// Step feeds each row's token at the current position (StartID first)
+	// and returns the next-token logits [B, V].
+	Step(tokens []int) ([]float32, error)
+	// Reorder makes row i continue the history of row from[i] (beam
+	// search).
+	Reorder(from []int)
+}
+
+// decoderMaskRow is the last row of the decoder mask over x: which of the
+// positions 0..len(x)-1 the newest one attends to.
+func decoderMaskRow(kind string, x []int) ([]bool, error) {
+	if kind == "causal" {
+		row := make([]bool, len(x))
+		for j := range row {
+			row[j] = true
+		}
+		return row, nil
+	}
+	full, err := decoderAllowed(kind, x, len(x))
+	if err != nil {
+		return nil, err
+	}
+	return full[len(x)-1], nil
+}
 
 // Picker is a DecodeState that chooses tokens where the logits are, so that
 // only the choices leave the device.
@@ -85,6 +120,7 @@ type engineDecoder struct {
 	rel                        engine.Buf // [1, H, 1, t+1]
 	posTab                     engine.Buf // [maxLen, D]; nil with relative attention
 	logits, lp                 engine.Buf // [B, V]
+	loops                      bool       // attention's products in loops (loopAttention)
 	pickLP                     engine.Buf // float64 [B]
 	topV                       engine.Buf // [B, k]
 	topK                       int        // capacity of pick and topV per row
@@ -153,6 +189,7 @@ func (s *engineDecoder) start(mem *Memory) error {
 	c := s.t.m.Cfg
 	B, S, D, L := s.B, s.S, c.Dim, s.maxLen
 	var err error
+	s.loops = loopAttention(s.be)
 	for _, a := range []struct {
 		dst *engine.Buf
 		n   int
@@ -309,24 +346,98 @@ func (s *engineDecoder) linear(x engine.Buf, n, w, b int, y engine.Buf) error {
 // values stored with row stride ld and per-row offset stride rs (the
 // self-attention cache: ld B*D, rs D; the cross-attention memory: ld D, rs
 // S*D), with an optional mask [B, 1, 1, tk] and relative bias [1, H, 1,
-// tk], into s.att [B, D].
-func (s *engineDecoder) attend(k, v engine.Buf, tk, ld, rs int, mask, bias engine.Buf) error {
+// tk], into s.att [B, D]. When the mask hides every key of row b from
+// rowLen[b] on (the cross-attention's padding; rowLen may be nil), the
+// loops (loopAttention) skip those keys.
+func (s *engineDecoder) attend(k, v engine.Buf, tk, ld, rs int, rowLen []int, mask, bias engine.Buf) error {
 	c := s.t.m.Cfg
 	B, D, H := s.B, c.Dim, c.Heads
 	dh := D / H
 	scale := float32(1 / math.Sqrt(float64(dh)))
-	sp := kernels.GemmParams{M: 1, N: tk, K: dh, TransB: true, Alpha: scale, LdA: D, LdB: ld, LdC: tk,
-		Batch: [2]int{B, H}, StrideA: [2]int{D, dh}, StrideB: [2]int{rs, dh}, StrideC: [2]int{H * tk, tk}}
-	if err := s.be.Gemm(sp, s.q, k, s.scores); err != nil { // [B, H, 1, tk]
-		return err
+	if s.loops {
+		scoreLoops(B, H, dh, tk, ld, rs, rowLen, scale, s.q.([]float32), k.([]float32), s.scores.([]float32))
+	} else {
+		sp := kernels.GemmParams{M: 1, N: tk, K: dh, TransB: true, Alpha: scale, LdA: D, LdB: ld, LdC: tk,
+			Batch: [2]int{B, H}, StrideA: [2]int{D, dh}, StrideB: [2]int{rs, dh}, StrideC: [2]int{H * tk, tk}}
+		if err := s.be.Gemm(sp, s.q, k, s.scores); err != nil { // [B, H, 1, tk]
+			return err
+		}
 	}
 	shape := kernels.AttnShape{B: B, H: H, Tq: 1, Tk: tk}
 	if err := s.be.AttnSoftmax(shape, s.scores, mask, kernels.Bcast{B: B, H: 1}, bias, kernels.Bcast{B: 1, H: H}, s.probs); err != nil {
 		return err
 	}
+	if s.loops {
+		valueLoops(B, H, dh, tk, ld, rs, rowLen, s.probs.([]float32), v.([]float32), s.att.([]float32))
+		return nil
+	}
 	vp := kernels.GemmParams{M: 1, N: dh, K: tk, Alpha: 1, LdA: tk, LdB: ld, LdC: D,
 		Batch: [2]int{B, H}, StrideA: [2]int{H * tk, tk}, StrideB: [2]int{rs, dh}, StrideC: [2]int{D, dh}}
 	return s.be.Gemm(vp, s.probs, v, s.att) // [B, D]
+}
+
+// loopAttention says whether the decoder computes attention's two products
+// in loops on the backend's buffers (scoreLoops, valueLoops) instead of
+// the backend's Gemm. With one query row the products are B*H tiny GEMMs
+// (M 1, K D/H or the key count): on the CPU backend each is one BLAS call,
+// whose fixed cost exceeds the work; on the GPU they are one launch. The
+// loops sum in the order of kernels.GemmRef, which the CPU backend runs
+// without BLAS. In TF32 mode the CPU backend rounds the operands first,
+// so it keeps its Gemm. Tests flip it to check both.
+var loopAttention = func(be engine.Backend) bool {
+	c, ok := be.(*engine.CPU)
+	return ok && !c.TF32
+}
+
+// scoreLoops computes scores [B, H, 1, tk] = scale · q·k for q [B, D] and
+// key j of row b, head h at k[b*rs + j*ld + h*dh:][:dh]: the dot product
+// accumulated in increasing index, then scaled, as kernels.GemmRef. Keys
+// from rowLen[b] on (masked) score 0.
+func scoreLoops(B, H, dh, tk, ld, rs int, rowLen []int, scale float32, q, k, scores []float32) {
+	for b := 0; b < B; b++ {
+		n := tk
+		if rowLen != nil {
+			n = min(n, rowLen[b])
+		}
+		for h := 0; h < H; h++ {
+			qh := q[(b*H+h)*dh : (b*H+h+1)*dh]
+			row := scores[(b*H+h)*tk : (b*H+h+1)*tk]
+			for j := range n {
+				o := b*rs + j*ld + h*dh
+				kj := k[o : o+len(qh)]
+				var dot float32
+				for e, x := range qh {
+					dot += x * kj[e]
+				}
+				row[j] = scale * dot
+			}
+			clear(row[n:])
+		}
+	}
+}
+
+// valueLoops computes att [B, D], head h of row b = Σ_j p[b, h, j] ·
+// v[b*rs + j*ld + h*dh:][:dh], each output accumulated in increasing j, as
+// kernels.GemmRef. Keys from rowLen[b] on have probability 0 and are
+// skipped: adding their 0·v changes nothing unless v is not finite there.
+func valueLoops(B, H, dh, tk, ld, rs int, rowLen []int, p, v, att []float32) {
+	for b := 0; b < B; b++ {
+		n := tk
+		if rowLen != nil {
+			n = min(n, rowLen[b])
+		}
+		for h := 0; h < H; h++ {
+			out := att[(b*H+h)*dh : (b*H+h+1)*dh]
+			clear(out)
+			for j, pj := range p[(b*H+h)*tk : (b*H+h)*tk+n] {
+				o := b*rs + j*ld + h*dh
+				vj := v[o : o+len(out)]
+				for e, x := range vj {
+					out[e] += pj * x
+				}
+			}
+		}
+	}
 }
 
 // uploadIDs uploads ids as int32.
@@ -374,8 +485,8 @@ func (s *engineDecoder) forward(tokens []int) error {
 		}
 	}
 	tk := t + 1
-	// The mask row of position t per row, from its history, as
-	// incremental.go; the causal mask allows every key 0..t.
+	// The mask row of position t per row, from its history (the last row
+	// of the graph's decoder mask); the causal mask allows every key 0..t.
 	var selfMask engine.Buf
 	if c.Mask != "causal" {
 		s.mask = s.mask[:0]
@@ -424,7 +535,7 @@ func (s *engineDecoder) forward(tokens []int) error {
 			}
 			bias = s.rel
 		}
-		if err := s.attend(lc.k, lc.v, tk, B*D, D, selfMask, bias); err != nil {
+		if err := s.attend(lc.k, lc.v, tk, B*D, D, nil, selfMask, bias); err != nil {
 			return err
 		}
 		if err := s.residual(l.self.wo, l.self.bo); err != nil {
@@ -437,7 +548,7 @@ func (s *engineDecoder) forward(tokens []int) error {
 		if err := s.linear(s.y, B, l.cross.wq, l.cross.bq, s.q); err != nil {
 			return err
 		}
-		if err := s.attend(lc.memK, lc.memV, s.S, D, s.S*D, s.crossMask, nil); err != nil {
+		if err := s.attend(lc.memK, lc.memV, s.S, D, s.S*D, s.srcLen, s.crossMask, nil); err != nil {
 			return err
 		}
 		if err := s.residual(l.cross.wo, l.cross.bo); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"compbench/data"
 	"compbench/data/robustfill"
+	"compbench/engine"
 )
 
 // rfRecords samples n small RobustFill tasks (one expression, short
@@ -247,26 +248,16 @@ func encodeRecs(t *testing.T, v *Vocab, recs []data.Record) *Batch {
 	return MakeBatch(rowsOf(ex), len(ex), 8)
 }
 
-// logitsAt decodes bt's gold prefix up to pos with the incremental decoder.
+// logitsAt is the decoder graph's logits at pos over bt's gold prefix.
 func logitsAt(t *testing.T, m *Transformer, bt *Batch, pos int) []float32 {
 	t.Helper()
 	mem, err := m.Encode(bt.Src, bt.B, bt.S)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := m.StartDecode(mem, bt.T)
+	out, err := m.Logits(mem, bt.DecIn, bt.T, pos)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var out []float32
-	for p := 0; p <= pos; p++ {
-		toks := make([]int, bt.B)
-		for b := range toks {
-			toks[b] = bt.DecIn[b*bt.T+p]
-		}
-		if out, err = st.Step(toks); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return out
 }
@@ -314,8 +305,8 @@ func TestIOPaddedExamples(t *testing.T) {
 	}
 }
 
-// TestIOIncrementalMatchesLoss: the decoding path (compacted memory,
-// incremental decoder) scores the gold targets as the training graph does
+// TestIOIncrementalMatchesLoss: the decoding path (compacted memory, the
+// engine's incremental decoder) scores the gold targets as the training graph does
 // (memory with masked holes).
 func TestIOIncrementalMatchesLoss(t *testing.T) {
 	for _, variant := range []string{"transformer", "sep-to-last"} {
@@ -326,11 +317,16 @@ func TestIOIncrementalMatchesLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem, err := m.Encode(bt.Src, bt.B, bt.S)
+			em, err := NewEngineModel(m, &engine.CPU{BLAS: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := m.StartDecode(mem, bt.T)
+			defer em.Close()
+			mem, err := em.Encode(bt.Src, bt.B, bt.S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := em.StartDecode(mem, bt.T)
 			if err != nil {
 				t.Fatal(err)
 			}
