@@ -397,7 +397,7 @@ func scoreLoops(B, H, dh, tk, ld, rs int, rowLen []int, scale float32, q, k, sco
 	for b := 0; b < B; b++ {
 		n := tk
 		if rowLen != nil {
-			n = min(n, rowLen[b])
+			n = max(0, min(n, rowLen[b]))
 		}
 		for h := 0; h < H; h++ {
 			qh := q[(b*H+h)*dh : (b*H+h+1)*dh]
@@ -424,7 +424,7 @@ func valueLoops(B, H, dh, tk, ld, rs int, rowLen []int, p, v, att []float32) {
 	for b := 0; b < B; b++ {
 		n := tk
 		if rowLen != nil {
-			n = min(n, rowLen[b])
+			n = max(0, min(n, rowLen[b]))
 		}
 		for h := 0; h < H; h++ {
 			out := att[(b*H+h)*dh : (b*H+h+1)*dh]
