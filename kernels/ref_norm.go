@@ -2,7 +2,9 @@ package kernels
 
 import "math"
 
-// LayerNormEps is ops.LayerNormEps.
+// LayerNormEps is the variance floor of every LayerNorm of the
+// Transformers (PyTorch's default and GPT-2's); ops and the CUDA launchers
+// use this one definition.
 const LayerNormEps = 1e-5
 
 // rowStats is ops' LayerNorm row statistics: mean and variance accumulate

@@ -10,8 +10,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// LayerNormEps is the variance floor of LayerNorm (PyTorch's and GPT-2's).
-const LayerNormEps = 1e-5
+// LayerNormEps is the variance floor of LayerNorm, defined with the
+// kernels that use it.
+const LayerNormEps = kernels.LayerNormEps
 
 // LayerNorm normalises each row of x [N, D] to zero mean and unit variance
 // (biased variance, as Ba et al. 2016) and applies gamma [D] and beta [D]:
