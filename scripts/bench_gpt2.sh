@@ -26,7 +26,7 @@ if [ -z "${GPT2_MEMORY_ONLY:-}" ]; then
 	awk -v g="$go_tps" -v p="$py_tps" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", p / g}'
 fi
 
-echo "== GPT-2 medium scoring peak memory (target < 3 GB)"
+echo "== GPT-2 medium scoring peak memory (target < 2 GB)"
 [ -f "$TMP/medium/model.safetensors" ] || "$PY" scripts/gpt2_reference.py random-checkpoint "$TMP/medium" --size medium
 cp -f lm/testdata/gpt2-tiny/encoder.json lm/testdata/gpt2-tiny/vocab.bpe "$TMP/medium/"
 go build -o bin/compbench ./cmd/compbench
