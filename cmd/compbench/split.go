@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -71,7 +72,7 @@ The grammar and nls methods take flags of their own: see
 	steps := fs.Int("swaps", 0, "tmcd: train/test swaps tried (0: 20 per example)")
 	lenRatio := fs.Float64("max-length-ratio", mdef.MaxLengthRatio, "mcd, tmcd: keep mean test output length within [1/R, R] times train's (0: off)")
 	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: also keep each side's output lengths at the pool's over this many length strata (0: off)")
-	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
+	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data; mcd's default: all on pools of up to 50,000 examples, else -1)")
 	scores := fs.String("scores", "", "likelihood: JSONL of {\"id\",\"score\"}, higher = more likely")
 	buckets := fs.Int("len-buckets", 0, "likelihood: control for length with this many quantile buckets")
 	atomC := fs.Bool("atom-constraint", false, "likelihood: swap until every test atom occurs in train")
@@ -158,6 +159,11 @@ The grammar and nls methods take flags of their own: see
 			}
 		} else if trees, err = split.Trees(pool, kind); err != nil {
 			return fmt.Errorf("%s: %w (use --skip-bad to drop such records, or --tree none)", *in, err)
+		}
+		keepGiven := false
+		fs.Visit(func(f *flag.Flag) { keepGiven = keepGiven || f.Name == "keep-compounds" })
+		if method == "mcd" && !keepGiven {
+			comp.Keep = split.MCDCompoundKeep(len(trees))
 		}
 		if ix, err = structure.Build(trees, comp, stderr); err != nil {
 			return err

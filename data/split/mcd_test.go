@@ -3,6 +3,8 @@ package split
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 
 	"compbench/data"
@@ -179,5 +181,92 @@ func TestMCDScoreLength(t *testing.T) {
 	}
 	if short := c.scoreLen(0.5, 0.01, 1/1.6); short.ok {
 		t.Errorf("ratio 1/1.6 is inside the band: %+v", short)
+	}
+}
+
+// TestMCDSameAcrossGOMAXPROCS: the compound index (whose weighing passes
+// run on GOMAXPROCS goroutines) and the MCD split (whose candidate scores
+// do) come out the same for 1, 2 and 3 procs, over both supergraph sets,
+// with and without dropping compounds, on a pool of several weighing
+// blocks.
+func TestMCDSameAcrossGOMAXPROCS(t *testing.T) {
+	pool := scanSample(1300, 11)
+	trees, err := Trees(pool, structure.TreeAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lens := OutputLengths(pool)
+	run := func(procs int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		var b strings.Builder
+		for _, sup := range []string{structure.SupersAll, structure.SupersOneNode} {
+			for _, keep := range []int{0, structure.KeepAuto} {
+				ix, err := structure.Build(trees, structure.CompoundConfig{MaxSize: 6, Keep: keep, Supergraphs: sup}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "%s %d: %v %v %v\n", sup, keep, ix.Keep, ix.Compounds, ix.Examples)
+				if keep != 0 && sup == structure.SupersOneNode {
+					cfg := DefaultMCDConfig()
+					cfg.Candidates, cfg.MaxAtomDiv = 100, 0.05
+					a, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(5), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fmt.Fprintf(&b, "split %v\n", a)
+				}
+			}
+		}
+		return b.String()
+	}
+	one := run(1)
+	for _, procs := range []int{2, 3} {
+		if got := run(procs); got != one {
+			t.Errorf("GOMAXPROCS %d gives another index or split than GOMAXPROCS 1", procs)
+		}
+	}
+}
+
+// TestUnitPairDivSameBits: the weight-1 caches MCD's scoring keeps give
+// the same bits as computing every power, for additions and removals on
+// both sides, as examples come and go.
+func TestUnitPairDivSameBits(t *testing.T) {
+	rng := data.NewRand(3)
+	const ids = 40
+	ex := make([][]structure.Entry, 60)
+	for i := range ex {
+		for k := int32(0); k < ids; k++ {
+			if rng.IntN(3) == 0 {
+				w := 1.0
+				if rng.IntN(2) == 0 {
+					w = []float64{0.25, 0.5, 2, 1.0 / 3}[rng.IntN(4)]
+				}
+				ex[i] = append(ex[i], structure.Entry{ID: k, W: w})
+			}
+		}
+	}
+	for _, alpha := range []float64{structure.CompoundAlpha, structure.AtomAlpha} {
+		plain, unit := newPairDiv(ids, alpha), newUnitPairDiv(ids, alpha)
+		in := map[int]bool{}
+		for step := 0; step < 400; step++ {
+			i := rng.IntN(len(ex))
+			test := i%3 == 0
+			for j := range ex {
+				for _, sign := range []float64{1, -1} {
+					for _, side := range []bool{false, true} {
+						if a, b := plain.what(ex[j], side, sign), unit.what(ex[j], side, sign); math.Float64bits(a) != math.Float64bits(b) {
+							t.Fatalf("step %d: what(%d, %v, %v) = %v with the caches, %v without", step, j, side, sign, b, a)
+						}
+					}
+				}
+			}
+			sign := 1.0
+			if in[i] {
+				sign = -1
+			}
+			in[i] = !in[i]
+			plain.apply(ex[i], test, sign)
+			unit.apply(ex[i], test, sign)
+		}
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"compbench/data"
 	"compbench/progress"
@@ -269,49 +272,139 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	if keep {
 		total = make([]float64, len(ix.Compounds))
 	}
-	w := map[int32]float64{}
-	for i, t := range trees {
-		f := flatten(t, atomID, &ix.Atoms)
-		clear(w)
-		wg.weigh(&f, ix.Atoms, w)
+	weighPass(trees, wg, atomID, ix.Atoms, len(ix.Compounds), func(i int, es []Entry) {
 		if keep {
-			for g, x := range w {
-				total[g] += x
+			for _, e := range es {
+				total[e.ID] += e.W
 			}
 		} else {
-			ix.Examples[i].Compounds = sortedEntries(w)
+			ix.Examples[i].Compounds = slices.Clone(es)
 		}
 		bar.Add(1)
-	}
+	})
 	if keep {
 		remap := ix.keepHeaviest(total, cfg.Keep)
-		for i, t := range trees {
-			f := flatten(t, atomID, &ix.Atoms)
-			clear(w)
-			wg.weigh(&f, ix.Atoms, w)
-			es := make([]Entry, 0, len(w))
-			for g, x := range w {
-				if r := remap[g]; r >= 0 {
-					es = append(es, Entry{ID: r, W: x})
+		weighPass(trees, wg, atomID, ix.Atoms, len(remap), func(i int, es []Entry) {
+			n := 0
+			for _, e := range es {
+				if remap[e.ID] >= 0 {
+					n++
 				}
 			}
-			slices.SortFunc(es, func(a, b Entry) int { return cmp.Compare(a.ID, b.ID) })
-			ix.Examples[i].Compounds = es
+			kept := make([]Entry, 0, n)
+			for _, e := range es { // remap keeps the old order, so kept stays sorted
+				if r := remap[e.ID]; r >= 0 {
+					kept = append(kept, Entry{ID: r, W: e.W})
+				}
+			}
+			ix.Examples[i].Compounds = kept
 			bar.Add(1)
-		}
+		})
 	}
 	bar.Finish()
 	return ix, nil
 }
 
+// weighBlock is how many trees a weighing pass hands out between two
+// merges. It is fixed, so what visit sees, and in which order, never
+// depends on the number of workers.
+const weighBlock = 512
+
+// weighWorkers is how many goroutines weigh trees (tests vary it).
+var weighWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// weighPass weighs every tree on up to weighWorkers goroutines, each with
+// its own fork of wg (the tables pass 1 built are only read), and calls
+// visit on the calling goroutine for each tree in input order with its
+// compounds (ids as wg numbers them, sorted by id; es is reused after
+// visit returns). A tree's entries depend only on the tree and the tables,
+// and visit sees them in input order, so sums taken in visit are the same
+// bits whatever the number of workers.
+func weighPass(trees []*data.Tree, wg weigher, atomID map[string]int32, atoms []string, nComp int, visit func(i int, es []Entry)) {
+	workers := max(1, min(weighWorkers(), (len(trees)+63)/64))
+	forks := make([]weigher, workers)
+	ws := make([]occWeights, workers)
+	for k := range forks {
+		forks[k] = wg.fork()
+		ws[k] = newOccWeights(nComp)
+	}
+	out := make([][]Entry, min(weighBlock, len(trees)))
+	for lo := 0; lo < len(trees); lo += weighBlock {
+		hi := min(lo+weighBlock, len(trees))
+		var next atomic.Int64
+		next.Store(int64(lo))
+		work := func(k int) {
+			at := atoms // no new atoms after pass 1: flatten only reads
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= hi {
+					return
+				}
+				f := flatten(trees[i], atomID, &at)
+				forks[k].weigh(&f, atoms, &ws[k])
+				out[i-lo] = ws[k].entries(out[i-lo][:0])
+			}
+		}
+		var done sync.WaitGroup
+		for k := 1; k < workers; k++ {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				work(k)
+			}()
+		}
+		work(0)
+		done.Wait()
+		for i := lo; i < hi; i++ {
+			visit(i, out[i-lo])
+		}
+	}
+}
+
+// occWeights collects one tree's compound weights: the largest weight of
+// each compound's occurrences, in arrays over the compound ids.
+type occWeights struct {
+	val  []float64
+	seen []bool
+	ids  []int32 // the compounds seen, in order of first occurrence
+}
+
+func newOccWeights(n int) occWeights {
+	return occWeights{val: make([]float64, n), seen: make([]bool, n)}
+}
+
+// max records an occurrence of compound g weighing wt.
+func (o *occWeights) max(g int32, wt float64) {
+	if !o.seen[g] {
+		o.seen[g], o.val[g] = true, wt
+		o.ids = append(o.ids, g)
+	} else if wt > o.val[g] {
+		o.val[g] = wt
+	}
+}
+
+// entries appends the weights to dst sorted by id and clears o.
+func (o *occWeights) entries(dst []Entry) []Entry {
+	slices.Sort(o.ids)
+	for _, g := range o.ids {
+		dst = append(dst, Entry{ID: g, W: o.val[g]})
+		o.seen[g] = false
+	}
+	o.ids = o.ids[:0]
+	return dst
+}
+
 // weigher enumerates a tree's compounds and weighs their occurrences:
 // count sees every tree once, finish closes the counts, weigh fills w with
-// a tree's compound weights (the largest over its occurrences).
+// a tree's compound weights (the largest over its occurrences). fork
+// returns a weigher for another goroutine: it shares the counts, which
+// weigh only reads, and has its own buffers.
 type weigher interface {
 	count(f *flat, atoms []string)
 	compounds() []string
 	finish()
-	weigh(f *flat, atoms []string, w map[int32]float64)
+	weigh(f *flat, atoms []string, w *occWeights)
+	fork() weigher
 }
 
 // oneNodeWeigher weighs occurrences over their one-node supergraphs on
@@ -352,7 +445,13 @@ func (x *oneNodeWeigher) compounds() []string { return x.tt.names }
 
 func (x *oneNodeWeigher) finish() {}
 
-func (x *oneNodeWeigher) weigh(f *flat, _ []string, w map[int32]float64) {
+func (x *oneNodeWeigher) fork() weigher {
+	tt := *x.tt // intern without adding only reads the tables, but writes key
+	tt.key = nil
+	return &oneNodeWeigher{k: x.k, tt: &tt, occ: x.occ, sup: x.sup}
+}
+
+func (x *oneNodeWeigher) weigh(f *flat, _ []string, w *occWeights) {
 	x.sc.subtrees(f, x.k, x.tt, false)
 	for e := range x.sc.elems {
 		el := &x.sc.elems[e]
@@ -365,10 +464,7 @@ func (x *oneNodeWeigher) weigh(f *flat, _ []string, w map[int32]float64) {
 		for _, s := range x.supers {
 			best = max(best, x.sup[pairKey(g, x.tt.comp[s])])
 		}
-		wt := 1 - float64(best)/float64(x.occ[g])
-		if cur, ok := w[g]; !ok || wt > cur {
-			w[g] = wt
-		}
+		w.max(g, 1-float64(best)/float64(x.occ[g]))
 	}
 }
 

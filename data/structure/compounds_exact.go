@@ -46,7 +46,11 @@ func (x *exactWeigher) finish() {
 	x.sup = nil
 }
 
-func (x *exactWeigher) weigh(f *flat, atoms []string, w map[int32]float64) {
+func (x *exactWeigher) fork() weigher {
+	return &exactWeigher{k: x.k, ids: x.ids, names: x.names, occ: x.occ, ranked: x.ranked}
+}
+
+func (x *exactWeigher) weigh(f *flat, atoms []string, w *occWeights) {
 	occs := x.sc.occurrences(f, x.k, atoms, x.ids, &x.names)
 	sc := &x.sc
 	for _, o := range occs {
@@ -63,9 +67,7 @@ func (x *exactWeigher) weigh(f *flat, atoms []string, w map[int32]float64) {
 				break
 			}
 		}
-		if cur, ok := w[o.comp]; !ok || 1-best > cur {
-			w[o.comp] = 1 - best
-		}
+		w.max(o.comp, 1-best)
 	}
 }
 
