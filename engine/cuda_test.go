@@ -14,6 +14,7 @@ import (
 	"compbench/engine"
 	"compbench/kernels"
 	"compbench/models"
+	"compbench/models/gpt2"
 	"compbench/train"
 )
 
@@ -207,14 +208,14 @@ func BenchmarkGPUTrainStep(b *testing.B) {
 // TestGPUGPT2Scores: GPT-2 scoring on the GPU against the CPU backend.
 func TestGPUGPT2Scores(t *testing.T) {
 	be := gpu(t)
-	cfg := models.GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
-	m, err := models.NewGPT2(cfg, 9)
+	cfg := gpt2.Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
+	m, err := gpt2.New(cfg, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seqs := [][]int{{29, 1, 2, 3, 4, 29}, {29, 5, 6, 29}, {7, 8}}
 	first := []int{1, 2, 1}
-	cpu, err := models.NewGPT2Engine(m, &engine.CPU{BLAS: true})
+	cpu, err := gpt2.NewEngine(m, &engine.CPU{BLAS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestGPUGPT2Scores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := models.NewGPT2Engine(m, be)
+	e, err := gpt2.NewEngine(m, be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,23 +245,23 @@ func TestGPUGPT2Scores(t *testing.T) {
 // small (random weights, or GPT2_BENCH_DIR), 32 sequences of 32 tokens.
 func BenchmarkGPUGPT2Score(b *testing.B) {
 	be := gpu(b)
-	var m *models.GPT2
+	var m *gpt2.Model
 	var err error
 	if dir := os.Getenv("GPT2_BENCH_DIR"); dir != "" {
-		m, err = models.LoadGPT2(dir)
+		m, err = gpt2.Load(dir)
 	} else {
-		m, err = models.NewGPT2(models.DefaultGPT2Config(), 1)
+		m, err = gpt2.New(gpt2.DefaultConfig(), 1)
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := models.NewGPT2Engine(m, be)
+	e, err := gpt2.NewEngine(m, be)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
 	const B, T = 32, 32
-	seqs, first := models.SyntheticSequences(B, T, m.Cfg.VocabSize)
+	seqs, first := gpt2.SyntheticSequences(B, T, m.Cfg.VocabSize)
 	if _, err := e.TokenLogProbs(seqs, first, B); err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"compbench/engine"
-	"compbench/models"
+	"compbench/models/gpt2"
 )
 
 // TestGPT2StepMatchesTapeMachine: a GPT-2 training step's loss and
@@ -23,7 +23,7 @@ import (
 // scoring path and the AdamW steps are checked in package models
 // (TestGPT2EngineMatchesTapeMachine, TestGPT2TrainerMatchesTapeMachine).
 func TestGPT2StepMatchesTapeMachine(t *testing.T) {
-	cfg := models.GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
+	cfg := gpt2.Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
 	for _, tc := range []struct {
 		name  string
 		seqs  [][]int
@@ -34,7 +34,7 @@ func TestGPT2StepMatchesTapeMachine(t *testing.T) {
 			{29, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 29}, {29, 2, 29}, {29, 3, 4, 29}, {29, 6, 29}}, []int{1, 2, 1, 3, 1, 1, 2, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := models.NewGPT2(cfg, 5)
+			m, err := gpt2.New(cfg, 5)
 			if err != nil {
 				t.Fatal(err)
 			}

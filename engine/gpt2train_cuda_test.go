@@ -8,24 +8,24 @@ import (
 	"time"
 
 	"compbench/engine"
-	"compbench/models"
+	"compbench/models/gpt2"
 )
 
 // TestGPUGPT2TrainSteps: three AdamW fine-tuning steps of GPT-2 on the GPU
-// (models.GPT2Trainer, the path of score --folds --device cuda) follow the
+// (gpt2.Trainer, the path of score --folds --device cuda) follow the
 // same trainer on the CPU backend (itself bit-identical to the
 // TapeMachine, models' TestGPT2TrainerMatchesTapeMachine) within 1e-3
 // relative per loss (TF32 products).
 func TestGPUGPT2TrainSteps(t *testing.T) {
 	be := gpu(t)
-	cfg := models.GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
-	var trainers []*models.GPT2Trainer
+	cfg := gpt2.Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
+	var trainers []*gpt2.Trainer
 	for _, b := range []engine.Backend{&engine.CPU{BLAS: true}, be} {
-		m, err := models.NewGPT2(cfg, 5)
+		m, err := gpt2.New(cfg, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := models.NewGPT2Trainer(m, b, models.GPT2AdamW())
+		tr, err := gpt2.NewTrainer(m, b, gpt2.AdamW())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,17 +59,17 @@ func TestGPUGPT2TrainSteps(t *testing.T) {
 // every token after the first scored.
 func BenchmarkGPUGPT2TrainStep(b *testing.B) {
 	be := gpu(b)
-	m, err := models.NewGPT2(models.DefaultGPT2Config(), 1)
+	m, err := gpt2.New(gpt2.DefaultConfig(), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := models.NewGPT2Trainer(m, be, models.GPT2AdamW())
+	tr, err := gpt2.NewTrainer(m, be, gpt2.AdamW())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tr.Close()
 	const B, T = 32, 32
-	seqs, first := models.SyntheticSequences(B, T, m.Cfg.VocabSize)
+	seqs, first := gpt2.SyntheticSequences(B, T, m.Cfg.VocabSize)
 	if _, err := tr.TrainStep(seqs, first, 2e-5); err != nil {
 		b.Fatal(err)
 	}

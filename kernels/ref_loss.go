@@ -136,7 +136,7 @@ func LogSoftmaxRef(n, v int, x, y []float32) {
 }
 
 // LogProbAtRef computes GPT-2 scoring's log softmax(x_r)[t_r] per row
-// (models.GPT2Engine) into out [N] in float64. Its exponentials are
+// (gpt2.Engine) into out [N] in float64. Its exponentials are
 // vecmath's float32 ones: a 50,257-id row costs about 17 ns a value with
 // math.Exp, about 0.6 ns vectorised.
 func LogProbAtRef(n, v int, x []float32, t []int32, out []float64) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"compbench/data"
-	"compbench/models"
+	"compbench/models/gpt2"
 	"compbench/progress"
 )
 
@@ -55,10 +55,10 @@ func (c FoldConfig) Validate() error {
 
 // ScoreFolds partitions ex into random folds; for each it builds a fresh
 // model with newModel (weights, gradients and AdamW moments on its
-// backend for the whole fold; models.GPT2AdamW), fine-tunes it on the
+// backend for the whole fold; gpt2.AdamW), fine-tunes it on the
 // other folds and scores the fold with it, then closes it. Results are in
 // the order of ex. log receives progress and one line per fold.
-func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2Trainer, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
+func ScoreFolds(ctx context.Context, newModel func() (*gpt2.Trainer, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
 	if err := fc.Validate(); err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func ScoreFolds(ctx context.Context, newModel func() (*models.GPT2Trainer, error
 }
 
 // scoreFold fine-tunes m on ex[train] and scores ex[test].
-func scoreFold(ctx context.Context, m *models.GPT2Trainer, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, log io.Writer) ([]Score, error) {
+func scoreFold(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, log io.Writer) ([]Score, error) {
 	if err := fineTune(ctx, m, ex, train, fc, f, log); err != nil {
 		return nil, err
 	}
@@ -105,12 +105,12 @@ func scoreFold(ctx context.Context, m *models.GPT2Trainer, ex []Encoded, train, 
 	for k, i := range test {
 		held[k] = ex[i]
 	}
-	return ScoreAll(ctx, m.GPT2Engine, held, sc, nil)
+	return ScoreAll(ctx, m.Engine, held, sc, nil)
 }
 
 // fineTune trains m on ex[train] minus a validation part and leaves it at
 // the step with the lowest validation perplexity (step 0 included).
-func fineTune(ctx context.Context, m *models.GPT2Trainer, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
+func fineTune(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
 	rng := data.SubRand(fc.Seed, fmt.Sprintf("fold-%d", f))
 	rng.Shuffle(len(train), func(a, b int) { train[a], train[b] = train[b], train[a] })
 	nValid := max(1, int(math.Round(fc.ValidFrac*float64(len(train)))))
@@ -125,7 +125,7 @@ func fineTune(ctx context.Context, m *models.GPT2Trainer, ex []Encoded, train []
 	vcfg := DefaultScoreConfig()
 	vcfg.Batch = fc.Batch
 	perplexity := func() (float64, error) {
-		s, err := ScoreAll(ctx, m.GPT2Engine, valid, vcfg, nil)
+		s, err := ScoreAll(ctx, m.Engine, valid, vcfg, nil)
 		if err != nil {
 			return 0, err
 		}

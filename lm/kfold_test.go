@@ -8,17 +8,17 @@ import (
 
 	"compbench/data"
 	"compbench/engine"
-	"compbench/models"
+	"compbench/models/gpt2"
 )
 
 // trainers makes a fresh model with newModel for each fold, on be.
-func trainers(be engine.Backend, newModel func() (*models.GPT2, error)) func() (*models.GPT2Trainer, error) {
-	return func() (*models.GPT2Trainer, error) {
+func trainers(be engine.Backend, newModel func() (*gpt2.Model, error)) func() (*gpt2.Trainer, error) {
+	return func() (*gpt2.Trainer, error) {
 		m, err := newModel()
 		if err != nil {
 			return nil, err
 		}
-		return models.NewGPT2Trainer(m, be, models.GPT2AdamW())
+		return gpt2.NewTrainer(m, be, gpt2.AdamW())
 	}
 }
 
@@ -39,8 +39,8 @@ func TestScoreFolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	fc := FoldConfig{Folds: 3, LR: 1e-2, Batch: 4, MaxSteps: 3, EvalEvery: 3, ValidFrac: 0.2, Seed: 7}
-	newModel := func() (*models.GPT2, error) {
-		return models.NewGPT2(models.GPT2Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: 50257, LayerNormEpsilon: 1e-5}, 1)
+	newModel := func() (*gpt2.Model, error) {
+		return gpt2.New(gpt2.Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: 50257, LayerNormEpsilon: 1e-5}, 1)
 	}
 	be := &engine.CPU{BLAS: true}
 	run := func() []Score {
@@ -63,7 +63,7 @@ func TestScoreFolds(t *testing.T) {
 		}
 	}
 	m, _ := newModel()
-	e, err := models.NewGPT2Engine(m, be)
+	e, err := gpt2.NewEngine(m, be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestScoreFolds(t *testing.T) {
 		t.Error("1 fold: no error")
 	}
 	t.Run("model error", func(t *testing.T) {
-		_, err := ScoreFolds(context.Background(), func() (*models.GPT2Trainer, error) { return nil, fmt.Errorf("no device") }, ex, sc, fc, nil)
+		_, err := ScoreFolds(context.Background(), func() (*gpt2.Trainer, error) { return nil, fmt.Errorf("no device") }, ex, sc, fc, nil)
 		if err == nil || !strings.Contains(err.Error(), "no device") {
 			t.Errorf("error %v", err)
 		}

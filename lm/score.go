@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"compbench/data"
-	"compbench/models"
+	"compbench/models/gpt2"
 	"compbench/progress"
 )
 
@@ -129,7 +129,7 @@ func EncodeRecords(tok *Tokenizer, recs []data.Record, cfg ScoreConfig, nPositio
 // ScoreAll scores examples with m in batches of similar length (sorted by
 // length, so padding is small; the order of the results is that of ex).
 // bar may be nil.
-func ScoreAll(ctx context.Context, m *models.GPT2Engine, ex []Encoded, cfg ScoreConfig, bar *progress.Bar) ([]Score, error) {
+func ScoreAll(ctx context.Context, m *gpt2.Engine, ex []Encoded, cfg ScoreConfig, bar *progress.Bar) ([]Score, error) {
 	order := make([]int, len(ex))
 	for i := range order {
 		order[i] = i

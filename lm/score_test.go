@@ -14,28 +14,28 @@ import (
 
 	"compbench/data"
 	"compbench/engine"
-	"compbench/models"
+	"compbench/models/gpt2"
 )
 
 var fixture struct {
 	once sync.Once
 	tok  *Tokenizer
-	m    *models.GPT2Engine
+	m    *gpt2.Engine
 	err  error
 }
 
 // loadFixture loads the tiny model and tokenizer once per test binary; the
 // model runs on the engine's CPU backend.
-func loadFixture(t *testing.T) (*Tokenizer, *models.GPT2Engine) {
+func loadFixture(t *testing.T) (*Tokenizer, *gpt2.Engine) {
 	t.Helper()
 	fixture.once.Do(func() {
 		fixture.tok, fixture.err = LoadTokenizer(fixtureDir)
-		var m *models.GPT2
+		var m *gpt2.Model
 		if fixture.err == nil {
-			m, fixture.err = models.LoadGPT2(fixtureDir)
+			m, fixture.err = gpt2.Load(fixtureDir)
 		}
 		if fixture.err == nil {
-			fixture.m, fixture.err = models.NewGPT2Engine(m, &engine.CPU{BLAS: true})
+			fixture.m, fixture.err = gpt2.NewEngine(m, &engine.CPU{BLAS: true})
 		}
 	})
 	if fixture.err != nil {

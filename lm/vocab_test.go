@@ -8,7 +8,7 @@ import (
 
 	"compbench/data"
 	"compbench/engine"
-	"compbench/models"
+	"compbench/models/gpt2"
 )
 
 func TestCompactVocab(t *testing.T) {
@@ -52,8 +52,8 @@ func TestCompactVocab(t *testing.T) {
 		}
 	})
 	t.Run("from-scratch scores", func(t *testing.T) {
-		newModel := func() (*models.GPT2, error) {
-			return models.NewGPT2(models.GPT2Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: v.Size(), LayerNormEpsilon: 1e-5}, 3)
+		newModel := func() (*gpt2.Model, error) {
+			return gpt2.New(gpt2.Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: v.Size(), LayerNormEpsilon: 1e-5}, 3)
 		}
 		fc := FoldConfig{Folds: 3, LR: 1e-2, Batch: 4, MaxSteps: 4, EvalEvery: 2, ValidFrac: 0.2, Seed: 5}
 		run := func() []Score {

@@ -145,23 +145,6 @@ func SyntheticBatch(n, srcLen, tgtLen, vocab int) *Batch {
 	return MakeBatch(ptr, n, 8)
 }
 
-// SyntheticSequences is the GPT-2 benchmark batch: n sequences of t token
-// ids drawn from [0, vocab) by data.NewRand(1), each scored from its second
-// token on (first[i] = 1), so the CPU and GPU benchmarks and PyTorch's see
-// the same shape.
-func SyntheticSequences(n, t, vocab int) (seqs [][]int, first []int) {
-	rng := data.NewRand(1)
-	seqs, first = make([][]int, n), make([]int, n)
-	for i := range seqs {
-		seqs[i] = make([]int, t)
-		for k := range seqs[i] {
-			seqs[i][k] = rng.IntN(vocab)
-		}
-		first[i] = 1
-	}
-	return seqs, first
-}
-
 // MakeBatch pads rows into a batch of b rows with lengths rounded up to a
 // multiple of width, so few distinct graph shapes arise.
 func MakeBatch(rows []*Example, b, width int) *Batch {

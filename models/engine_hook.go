@@ -80,40 +80,6 @@ func (m *Transformer) DecodeView(mem *Memory, decIn []int, T, pos int) (*GraphVi
 	return c.view(), nil
 }
 
-// TrainView returns the training graph GPT2Trainer.TrainStep(seqs, first,
-// lr) compiles, built afresh with its inputs set for seqs.
-func (m *GPT2) TrainView(seqs [][]int, first []int) (*GraphView, error) {
-	longest := 0
-	for i, s := range seqs {
-		if len(s) > m.Cfg.NPositions || first[i] < 1 || first[i] > len(s) {
-			return nil, fmt.Errorf("train view: sequence %d of %d tokens, first %d, n_positions %d", i, len(s), first[i], m.Cfg.NPositions)
-		}
-		longest = max(longest, len(s))
-	}
-	T := m.Width(longest)
-	c, err := m.graph(gpt2Key{b: len(seqs), t: T, train: true})
-	if err != nil {
-		return nil, err
-	}
-	c.fill(seqs, m.Cfg.VocabSize-1)
-	tgt := c.vals[c.tgt].Data().([]int)
-	for i := range tgt {
-		tgt[i] = gpt2Ignore
-	}
-	for i, s := range seqs {
-		pad := T - len(s)
-		for t := first[i]; t < len(s); t++ {
-			tgt[i*T+pad+t-1] = s[t]
-		}
-	}
-	v := &GraphView{Out: c.loss, Grads: c.grads, ParamIdx: c.params, Key: c}
-	for _, n := range []*G.Node{c.ids, c.pos, c.mask, c.tgt} {
-		v.Inputs = append(v.Inputs, n)
-		v.Values = append(v.Values, c.vals[n])
-	}
-	return v, nil
-}
-
 // LossView returns the evaluation graph Loss(bt, false, eps, 0) runs (no
 // dropout, no gradients), with its inputs set for bt.
 func (m *Transformer) LossView(bt *Batch, eps float64) (*GraphView, error) {

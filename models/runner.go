@@ -48,3 +48,7 @@ func (m *Transformer) Bind(be engine.Backend, opt *ops.AdamConfig) (Runner, erro
 func (m *LSTM) Bind(be engine.Backend, opt *ops.AdamConfig) (Runner, error) {
 	return newEngineLSTM(m, be, opt)
 }
+
+// GraphBudget is the GraphBudget a model made now starts with
+// (SetGraphBudget), for the model families outside this package.
+func GraphBudget() int64 { return newGraphBudget() }

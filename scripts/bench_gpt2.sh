@@ -16,7 +16,7 @@ cp -f lm/testdata/gpt2-tiny/encoder.json lm/testdata/gpt2-tiny/vocab.bpe "$TMP/s
 
 if [ -z "${GPT2_MEMORY_ONLY:-}" ]; then
 	echo "== GPT-2 small scoring, batch 32 x 32 tokens, $THREADS threads"
-	go_tps=$(GOMAXPROCS=$THREADS GPT2_BENCH_DIR="$TMP/small" go test -run XXX -bench BenchmarkGPT2Score -benchtime 3x ./models |
+	go_tps=$(GOMAXPROCS=$THREADS GPT2_BENCH_DIR="$TMP/small" go test -run XXX -bench BenchmarkGPT2Score -benchtime 3x ./models/gpt2 |
 		awk '/BenchmarkGPT2Score/ {for (i = 1; i <= NF; i++) if ($(i+1) == "tokens/s") print $i}')
 	torch_best higher "$PY" scripts/gpt2_reference.py bench "$TMP/small" --batch 32 --seq 32 --batches 3
 	py_line=$TORCH_LINE

@@ -12,7 +12,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/lm"
-	"compbench/models"
+	"compbench/models/gpt2"
 	"compbench/progress"
 )
 
@@ -72,7 +72,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if *folds < 0 {
 		return usagef("score: --folds %d: want 0 (score with the model as is) or at least 2", *folds)
 	}
-	var sizeCfg models.GPT2Config
+	var sizeCfg gpt2.Config
 	if *folds > 0 {
 		fc.Folds = *folds
 		if err := fc.Validate(); err != nil {
@@ -87,7 +87,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 			if *size != "tiny" && *size != "small" {
 				return usagef("score: --size %q: want tiny or small", *size)
 			}
-			sizeCfg, _ = models.GPT2Size(*size)
+			sizeCfg, _ = gpt2.Size(*size)
 		}
 	} else if *scratch {
 		return usagef("score: --from-scratch needs --folds (an untrained model gives meaningless scores)")
@@ -110,10 +110,10 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
-	var base *models.GPT2
+	var base *gpt2.Model
 	nPos := sizeCfg.NPositions
 	if !*scratch {
-		if base, err = models.LoadGPT2(*lmDir); err != nil {
+		if base, err = gpt2.Load(*lmDir); err != nil {
 			return err
 		}
 		nPos = base.Cfg.NPositions
@@ -151,20 +151,20 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	var scores []lm.Score
 	start := time.Now()
 	if *folds > 0 {
-		newModel := func() (*models.GPT2Trainer, error) {
-			var m *models.GPT2
+		newModel := func() (*gpt2.Trainer, error) {
+			var m *gpt2.Model
 			var err error
 			if *scratch {
-				m, err = models.NewGPT2(sizeCfg, fc.Seed)
+				m, err = gpt2.New(sizeCfg, fc.Seed)
 			} else {
-				m, err = models.LoadGPT2(*lmDir)
+				m, err = gpt2.Load(*lmDir)
 			}
 			if err != nil {
 				return nil, err
 			}
 			// Weights, gradients and AdamW moments stay on the device for
 			// the fold; only the best step's weights come back.
-			tr, err := models.NewGPT2Trainer(m, be, models.GPT2AdamW())
+			tr, err := gpt2.NewTrainer(m, be, gpt2.AdamW())
 			if err != nil {
 				return nil, fmt.Errorf("score: %s: %w", be.Name(), err)
 			}
@@ -172,7 +172,7 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		}
 		scores, err = lm.ScoreFolds(ctx, newModel, ex, sc, fc, stderr)
 	} else {
-		ge, gerr := models.NewGPT2Engine(base, be)
+		ge, gerr := gpt2.NewEngine(base, be)
 		if gerr != nil {
 			return fmt.Errorf("score: %s: %w", be.Name(), gerr)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"compbench/data"
-	"compbench/models"
+	"compbench/models/gpt2"
 )
 
 const scoreFixture = "../../lm/testdata/gpt2-tiny"
@@ -21,7 +21,7 @@ func TestScoreCommand(t *testing.T) {
 
 	// A checkpoint whose vocabulary does not match the tokenizer's.
 	small := filepath.Join(dir, "small")
-	m, _ := models.NewGPT2(models.GPT2Config{NLayer: 1, NHead: 1, NEmbd: 4, NPositions: 8, VocabSize: 100, LayerNormEpsilon: 1e-5}, 1)
+	m, _ := gpt2.New(gpt2.Config{NLayer: 1, NHead: 1, NEmbd: 4, NPositions: 8, VocabSize: 100, LayerNormEpsilon: 1e-5}, 1)
 	set := data.NewOutputSet(false)
 	if err := m.Save(set, small); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"os"
@@ -18,7 +18,7 @@ func FuzzReadGPT2Config(f *testing.F) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "config.json")
 		os.WriteFile(p, b, 0o644)
-		c, err := ReadGPT2Config(p)
+		c, err := ReadConfig(p)
 		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 			t.Fatalf("reading wrote to the folder: %d entries", len(ents))
 		}

@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"math"
@@ -52,7 +52,7 @@ func tapeRun(t *testing.T, g *gpt2Graph) {
 //     relative error r of the sum moves its log by at most r/(1−r).
 //
 // The float64 arithmetic here adds terms below 2^-40 of the ones above.
-func oracleLogProbs(m *GPT2, hidden []float32, seqs [][]int, first []int, T int) (want, bound [][]float64) {
+func oracleLogProbs(m *Model, hidden []float32, seqs [][]int, first []int, T int) (want, bound [][]float64) {
 	E, V := m.Cfg.NEmbd, m.Cfg.VocabSize
 	wte := m.weights("wte.weight")
 	z, abs := make([]float64, V), make([]float64, V)
@@ -89,7 +89,7 @@ func oracleLogProbs(m *GPT2, hidden []float32, seqs [][]int, first []int, T int)
 // the hidden states bit for bit (the CPU backend's BLAS products are the
 // TapeMachine's calls), the log-probabilities within oracleLogProbs'
 // bounds.
-func checkScores(t *testing.T, m *GPT2, e *GPT2Engine, seqs [][]int, first []int, batch int) {
+func checkScores(t *testing.T, m *Model, e *Engine, seqs [][]int, first []int, batch int) {
 	t.Helper()
 	got, err := e.TokenLogProbs(seqs, first, batch)
 	if err != nil {
@@ -140,11 +140,11 @@ func checkScores(t *testing.T, m *GPT2, e *GPT2Engine, seqs [][]int, first []int
 // vocabulary) and a small random model: one sequence, left-padded batches
 // with spare rows, scoring from later tokens, and a reused program.
 func TestGPT2EngineMatchesTapeMachine(t *testing.T) {
-	fixture, err := LoadGPT2(gpt2Fixture)
+	fixture, err := Load(gpt2Fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, err := NewGPT2(GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}, 9)
+	small, err := New(Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestGPT2EngineMatchesTapeMachine(t *testing.T) {
 // its activations grows with the layers.
 func TestGPT2ScoringHoldsOneBlock(t *testing.T) {
 	arena := func(layers int) (int, int) {
-		m, err := NewGPT2(GPT2Config{NLayer: layers, NHead: 2, NEmbd: 32, NPositions: 32, VocabSize: 50, LayerNormEpsilon: 1e-5}, 1)
+		m, err := New(Config{NLayer: layers, NHead: 2, NEmbd: 32, NPositions: 32, VocabSize: 50, LayerNormEpsilon: 1e-5}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"compbench/engine"
 	"compbench/ops"
 )
 
@@ -28,7 +29,7 @@ func gpt2Batch(n, maxLen, v, salt int) ([][]int, []int) {
 }
 
 // hostWeights copies m's host weights.
-func hostWeights(m *GPT2) [][]float32 {
+func hostWeights(m *Model) [][]float32 {
 	out := make([][]float32, len(m.params))
 	for i, p := range m.params {
 		out[i] = slices.Clone(p.val.Data().([]float32))
@@ -37,7 +38,7 @@ func hostWeights(m *GPT2) [][]float32 {
 }
 
 // equalWeights reports the first tensor where a and b differ in any bit.
-func equalWeights(m *GPT2, a, b [][]float32) (string, bool) {
+func equalWeights(m *Model, a, b [][]float32) (string, bool) {
 	for i := range a {
 		for j := range a[i] {
 			if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
@@ -51,12 +52,12 @@ func equalWeights(m *GPT2, a, b [][]float32) (string, bool) {
 // oracleTrainer is the host fine-tuning the engine is checked against: the
 // training graph on the TapeMachine, then ops.AdamStep on every weight.
 type oracleTrainer struct {
-	m    *GPT2
+	m    *Model
 	mom  [2][]*tensor.Dense
 	step int
 }
 
-func newOracleTrainer(m *GPT2) *oracleTrainer {
+func newOracleTrainer(m *Model) *oracleTrainer {
 	o := &oracleTrainer{m: m}
 	for k := range o.mom {
 		for _, p := range m.params {
@@ -83,7 +84,7 @@ func (o *oracleTrainer) trainStep(t *testing.T, seqs [][]int, first []int, lr fl
 	o.step++
 	for k, gn := range g.grads {
 		i := g.params[k]
-		if err := ops.AdamStep(o.m.params[i].val, gn.Value().(*tensor.Dense), o.mom[0][i], o.mom[1][i], lr, o.step, GPT2AdamW()); err != nil {
+		if err := ops.AdamStep(o.m.params[i].val, gn.Value().(*tensor.Dense), o.mom[0][i], o.mom[1][i], lr, o.step, AdamW()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -96,15 +97,15 @@ func (o *oracleTrainer) trainStep(t *testing.T, seqs [][]int, first []int, lr fl
 // and the Adam kernel is ops.AdamStep's arithmetic. (Above 64 rows the
 // bias gradients' chunked row sums round differently: docs/engine.md.)
 func TestGPT2TrainerMatchesTapeMachine(t *testing.T) {
-	cfg := GPT2Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
+	cfg := Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 16, VocabSize: 30, LayerNormEpsilon: 1e-5}
 	for _, rows := range []int{2, 4} { // at most 4 x 16 = 64 token rows
-		host, err := NewGPT2(cfg, 5)
+		host, err := New(cfg, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dev, _ := NewGPT2(cfg, 5)
+		dev, _ := New(cfg, 5)
 		oracle := newOracleTrainer(host)
-		tr, err := NewGPT2Trainer(dev, leakCheckedCPU(t, true), GPT2AdamW())
+		tr, err := NewTrainer(dev, leakCheckedCPU(t, true), AdamW())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,11 +139,11 @@ func TestGPT2TrainerMatchesTapeMachine(t *testing.T) {
 // and on the CPU backend the engine trains the host tensors themselves
 // (no copy). Bad input is an error, not a panic.
 func TestGPT2TrainerSnapshot(t *testing.T) {
-	cfg := GPT2Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 8, VocabSize: 12, LayerNormEpsilon: 1e-5}
-	m, _ := NewGPT2(cfg, 2)
+	cfg := Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 8, VocabSize: 12, LayerNormEpsilon: 1e-5}
+	m, _ := New(cfg, 2)
 	start := hostWeights(m)
 	be := leakCheckedCPU(t, true)
-	e, err := NewGPT2Engine(m, be)
+	e, err := NewEngine(m, be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestGPT2TrainerSnapshot(t *testing.T) {
 		t.Errorf("%d buffers allocated for the weights, want none", n)
 	}
 	e.Close()
-	tr, err := NewGPT2Trainer(m, be, GPT2AdamW())
+	tr, err := NewTrainer(m, be, AdamW())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,4 +217,17 @@ func TestGPT2TrainerSnapshot(t *testing.T) {
 			t.Error("no error")
 		}
 	})
+}
+
+// leakCheckedCPU returns an engine CPU backend that fails the test if any
+// buffer it allocated is still allocated when the test ends.
+func leakCheckedCPU(t *testing.T, blas bool) *engine.CPU {
+	t.Helper()
+	be := &engine.CPU{BLAS: blas}
+	t.Cleanup(func() {
+		if n := be.Live(); n != 0 {
+			t.Errorf("%d engine buffers still allocated after the model was closed", n)
+		}
+	})
+	return be
 }

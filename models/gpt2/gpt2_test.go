@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 
 // gpt2Fixture is the tiny random GPT-2 shared with package lm; its expected
 // log-probabilities come from scripts/gpt2_reference.py (PyTorch, float64).
-const gpt2Fixture = "../lm/testdata/gpt2-tiny"
+const gpt2Fixture = "../../lm/testdata/gpt2-tiny"
 
 type gpt2Expected struct {
 	Cases []struct {
@@ -38,9 +38,9 @@ func loadExpected(t *testing.T) gpt2Expected {
 
 // scorer runs m on the engine's CPU backend; the test fails if closing it
 // leaves a buffer allocated.
-func scorer(t *testing.T, m *GPT2) *GPT2Engine {
+func scorer(t *testing.T, m *Model) *Engine {
 	t.Helper()
-	e, err := NewGPT2Engine(m, leakCheckedCPU(t, true))
+	e, err := NewEngine(m, leakCheckedCPU(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func scorer(t *testing.T, m *GPT2) *GPT2Engine {
 }
 
 func TestGPT2MatchesReference(t *testing.T) {
-	m, err := LoadGPT2(gpt2Fixture)
+	m, err := Load(gpt2Fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestGPT2MatchesReference(t *testing.T) {
 }
 
 func TestGPT2SaveLoadRoundTrip(t *testing.T) {
-	cfg := GPT2Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 16, VocabSize: 50, LayerNormEpsilon: 1e-5}
-	m, err := NewGPT2(cfg, 3)
+	cfg := Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 16, VocabSize: 50, LayerNormEpsilon: 1e-5}
+	m, err := New(cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestGPT2SaveLoadRoundTrip(t *testing.T) {
 	if err := out.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadGPT2(dir)
+	back, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +162,14 @@ func writeCheckpoint(t *testing.T, cfg string, ts []safetensors.Tensor) string {
 }
 
 func TestLoadGPT2Errors(t *testing.T) {
-	cfg := GPT2Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 16, VocabSize: 50, LayerNormEpsilon: 1e-5}
-	m, _ := NewGPT2(cfg, 1)
+	cfg := Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 16, VocabSize: 50, LayerNormEpsilon: 1e-5}
+	m, _ := New(cfg, 1)
 	good, err := m.hfTensors()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.NLayer = 2
-	m2, _ := NewGPT2(cfg, 1)
+	m2, _ := New(cfg, 1)
 	twoLayers, _ := m2.hfTensors()
 	cfgJSON := `{"n_layer":1,"n_head":2,"n_embd":8,"n_positions":16,"vocab_size":50}`
 	prefixed := append([]safetensors.Tensor(nil), good...)
@@ -206,7 +206,7 @@ func TestLoadGPT2Errors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadGPT2(writeCheckpoint(t, tc.cfg, tc.tensors))
+			_, err := Load(writeCheckpoint(t, tc.cfg, tc.tensors))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatal(err)
@@ -218,8 +218,8 @@ func TestLoadGPT2Errors(t *testing.T) {
 }
 
 func TestTokenLogProbsRejects(t *testing.T) {
-	cfg := GPT2Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 4, VocabSize: 10, LayerNormEpsilon: 1e-5}
-	m, _ := NewGPT2(cfg, 1)
+	cfg := Config{NLayer: 1, NHead: 2, NEmbd: 8, NPositions: 4, VocabSize: 10, LayerNormEpsilon: 1e-5}
+	m, _ := New(cfg, 1)
 	e := scorer(t, m)
 	tests := []struct {
 		name  string

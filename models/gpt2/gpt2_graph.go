@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"compbench/data"
+	"compbench/models"
 	"compbench/ops"
 )
 
@@ -19,8 +21,8 @@ type gpt2Key struct {
 
 // gpt2Graph is GPT-2's forward pass (and, for training, the loss and its
 // gradients) for one batch shape, as a Gorgonia graph. Package engine
-// compiles it into the program every device runs (GPT2Engine,
-// GPT2Trainer); the tests also run it on Gorgonia's TapeMachine, as the
+// compiles it into the program every device runs (Engine,
+// Trainer); the tests also run it on Gorgonia's TapeMachine, as the
 // oracle the engine is checked against.
 type gpt2Graph struct {
 	B, T   int
@@ -41,13 +43,13 @@ const gpt2Ignore = -1
 // Width is the batch width for sequences of at most n tokens: n rounded
 // up to a multiple of 8 (so that few programs are compiled), at most
 // n_positions.
-func (m *GPT2) Width(n int) int {
-	return min(RoundUp(n, 8), m.Cfg.NPositions)
+func (m *Model) Width(n int) int {
+	return min(models.RoundUp(n, 8), m.Cfg.NPositions)
 }
 
 // checkBatch validates sequences and their first scored tokens and returns
 // the batch width.
-func (m *GPT2) checkBatch(seqs [][]int, first []int) (int, error) {
+func (m *Model) checkBatch(seqs [][]int, first []int) (int, error) {
 	if len(seqs) == 0 || len(seqs) != len(first) {
 		return 0, fmt.Errorf("%d sequences, %d starts", len(seqs), len(first))
 	}
@@ -66,7 +68,7 @@ func (m *GPT2) checkBatch(seqs [][]int, first []int) (int, error) {
 
 // gpt2Builder threads the first error through graph construction.
 type gpt2Builder struct {
-	m     *GPT2
+	m     *Model
 	g     *G.ExprGraph
 	nodes map[int]*G.Node
 	err   error
@@ -147,7 +149,7 @@ func (b *gpt2Builder) block(x, mask *G.Node, i, B, T int) *G.Node {
 }
 
 // graph builds the graph of key k.
-func (m *GPT2) graph(k gpt2Key) (*gpt2Graph, error) {
+func (m *Model) graph(k gpt2Key) (*gpt2Graph, error) {
 	B, T := k.b, k.t
 	b := &gpt2Builder{m: m, g: G.NewGraph(), nodes: map[int]*G.Node{}}
 	c := &gpt2Graph{B: B, T: T, vals: map[*G.Node]*tensor.Dense{}}
@@ -254,4 +256,55 @@ func fillInputs(B, T int, ids, pos []int, mask []float32, seqs [][]int, padID in
 			}
 		}
 	}
+}
+
+// TrainView returns the training graph Trainer.TrainStep(seqs, first,
+// lr) compiles, built afresh with its inputs set for seqs.
+func (m *Model) TrainView(seqs [][]int, first []int) (*models.GraphView, error) {
+	longest := 0
+	for i, s := range seqs {
+		if len(s) > m.Cfg.NPositions || first[i] < 1 || first[i] > len(s) {
+			return nil, fmt.Errorf("train view: sequence %d of %d tokens, first %d, n_positions %d", i, len(s), first[i], m.Cfg.NPositions)
+		}
+		longest = max(longest, len(s))
+	}
+	T := m.Width(longest)
+	c, err := m.graph(gpt2Key{b: len(seqs), t: T, train: true})
+	if err != nil {
+		return nil, err
+	}
+	c.fill(seqs, m.Cfg.VocabSize-1)
+	tgt := c.vals[c.tgt].Data().([]int)
+	for i := range tgt {
+		tgt[i] = gpt2Ignore
+	}
+	for i, s := range seqs {
+		pad := T - len(s)
+		for t := first[i]; t < len(s); t++ {
+			tgt[i*T+pad+t-1] = s[t]
+		}
+	}
+	v := &models.GraphView{Out: c.loss, Grads: c.grads, ParamIdx: c.params, Key: c}
+	for _, n := range []*G.Node{c.ids, c.pos, c.mask, c.tgt} {
+		v.Inputs = append(v.Inputs, n)
+		v.Values = append(v.Values, c.vals[n])
+	}
+	return v, nil
+}
+
+// SyntheticSequences is the GPT-2 benchmark batch: n sequences of t token
+// ids drawn from [0, vocab) by data.NewRand(1), each scored from its second
+// token on (first[i] = 1), so the CPU and GPU benchmarks and PyTorch's see
+// the same shape.
+func SyntheticSequences(n, t, vocab int) (seqs [][]int, first []int) {
+	rng := data.NewRand(1)
+	seqs, first = make([][]int, n), make([]int, n)
+	for i := range seqs {
+		seqs[i] = make([]int, t)
+		for k := range seqs[i] {
+			seqs[i][k] = rng.IntN(vocab)
+		}
+		first[i] = 1
+	}
+	return seqs, first
 }

@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"os"
@@ -15,17 +15,17 @@ import (
 // PyTorch); otherwise weights are random.
 func BenchmarkGPT2Score(b *testing.B) {
 	blas.Use()
-	var m *GPT2
+	var m *Model
 	var err error
 	if dir := os.Getenv("GPT2_BENCH_DIR"); dir != "" {
-		m, err = LoadGPT2(dir)
+		m, err = Load(dir)
 	} else {
-		m, err = NewGPT2(DefaultGPT2Config(), 1)
+		m, err = New(DefaultConfig(), 1)
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := NewGPT2Engine(m, &engine.CPU{BLAS: true})
+	e, err := NewEngine(m, &engine.CPU{BLAS: true})
 	if err != nil {
 		b.Fatal(err)
 	}

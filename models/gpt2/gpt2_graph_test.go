@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"math"
@@ -10,9 +10,9 @@ import (
 )
 
 // gpt2CacheModel is a one-block GPT-2 small enough to compile many programs.
-func gpt2CacheModel(t *testing.T) *GPT2 {
+func gpt2CacheModel(t *testing.T) *Model {
 	t.Helper()
-	m, err := NewGPT2(GPT2Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: 30, LayerNormEpsilon: 1e-5}, 5)
+	m, err := New(Config{NLayer: 1, NHead: 2, NEmbd: 16, NPositions: 32, VocabSize: 30, LayerNormEpsilon: 1e-5}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ var gpt2Batches = []struct {
 }
 
 // checkGPT2Cache checks the count bound and the byte accounting.
-func checkGPT2Cache(t *testing.T, e *GPT2Engine, maxGraphs int) {
+func checkGPT2Cache(t *testing.T, e *Engine, maxGraphs int) {
 	t.Helper()
 	var sum int64
 	for _, p := range e.progs {
@@ -47,7 +47,7 @@ func checkGPT2Cache(t *testing.T, e *GPT2Engine, maxGraphs int) {
 // gives the same losses and weights, bit for bit, as a trainer that keeps
 // every program.
 func TestGPT2ProgramCacheBound(t *testing.T) {
-	probe, err := NewGPT2Trainer(gpt2CacheModel(t), leakCheckedCPU(t, true), GPT2AdamW())
+	probe, err := NewTrainer(gpt2CacheModel(t), leakCheckedCPU(t, true), AdamW())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,12 +74,12 @@ func TestGPT2ProgramCacheBound(t *testing.T) {
 			ma, mb := gpt2CacheModel(t), gpt2CacheModel(t)
 			ma.MaxGraphs, ma.GraphBudget = 100, 0
 			mb.MaxGraphs, mb.GraphBudget = tc.maxGraphs, tc.budget
-			all, err := NewGPT2Trainer(ma, leakCheckedCPU(t, true), GPT2AdamW())
+			all, err := NewTrainer(ma, leakCheckedCPU(t, true), AdamW())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer all.Close()
-			bounded, err := NewGPT2Trainer(mb, leakCheckedCPU(t, true), GPT2AdamW())
+			bounded, err := NewTrainer(mb, leakCheckedCPU(t, true), AdamW())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestGPT2ProgramCacheBound(t *testing.T) {
 				if math.Float64bits(la) != math.Float64bits(lb) {
 					t.Fatalf("step %d: loss %v with every program kept, %v bounded", step, la, lb)
 				}
-				checkGPT2Cache(t, bounded.GPT2Engine, tc.maxGraphs)
+				checkGPT2Cache(t, bounded.Engine, tc.maxGraphs)
 				if tc.budget > 0 && len(bounded.progs) > 1 && bounded.bytes > tc.budget {
 					t.Fatalf("step %d: %d bytes kept, budget %d", step, bounded.bytes, tc.budget)
 				}
@@ -126,7 +126,7 @@ func TestGPT2EvictedProgramFreed(t *testing.T) {
 	m := gpt2CacheModel(t)
 	m.MaxGraphs = 1
 	be := leakCheckedCPU(t, true)
-	e, err := NewGPT2Engine(m, be)
+	e, err := NewEngine(m, be)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package models
+// Package gpt2 is the GPT-2 language model Godbole & Jia score examples
+// with (§3.1: likelihood splits): the model and its Hugging Face folder
+// format (gpt2.go), its Gorgonia graph (gpt2_graph.go), and its scoring
+// and fine-tuning on package engine's executor (engine_gpt2*.go).
+package gpt2
 
 import (
 	"encoding/json"
@@ -13,22 +17,23 @@ import (
 	"gorgonia.org/tensor"
 
 	"compbench/data"
+	"compbench/models"
 	"compbench/safetensors"
 )
 
-// GPT2 is the decoder-only language model of Radford et al. (2019) as used by
+// Model is the decoder-only language model of Radford et al. (2019) as used by
 // Godbole & Jia (§3.1) to score examples: learned absolute positions, pre-LN
 // blocks of causal self-attention and a GELU (tanh) MLP, a final LayerNorm and
 // an output projection tied to the token embedding. Weights are float32;
-// GPT2Engine and GPT2Trainer run the model on an engine backend.
-type GPT2 struct {
+// Engine and Trainer run the model on an engine backend.
+type Model struct {
 	// Cfg is the validated configuration.
-	Cfg GPT2Config
+	Cfg Config
 	// params in a fixed order (gpt2Shapes, c_attn split in three).
 	params []gpt2Param
 	index  map[string]int
-	// MaxGraphs bounds the compiled programs an engine (GPT2Engine,
-	// GPT2Trainer) keeps, one per batch shape and purpose; least recently
+	// MaxGraphs bounds the compiled programs an engine (Engine,
+	// Trainer) keeps, one per batch shape and purpose; least recently
 	// used ones are dropped and recompiled when needed. Default 8.
 	MaxGraphs int
 	// GraphBudget bounds the bytes of those programs' own buffers (arena,
@@ -38,9 +43,9 @@ type GPT2 struct {
 	GraphBudget int64
 }
 
-// GPT2Config is the subset of a Hugging Face GPT-2 config.json that fixes
+// Config is the subset of a Hugging Face GPT-2 config.json that fixes
 // the architecture; JSON names are Hugging Face's.
-type GPT2Config struct {
+type Config struct {
 	// NLayer is the number of Transformer blocks.
 	NLayer int `json:"n_layer"`
 	// NHead is the number of attention heads; it divides NEmbd.
@@ -55,15 +60,15 @@ type GPT2Config struct {
 	LayerNormEpsilon float64 `json:"layer_norm_epsilon"`
 }
 
-// DefaultGPT2Config is GPT-2 small (124M parameters).
-func DefaultGPT2Config() GPT2Config {
-	return GPT2Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEpsilon: 1e-5}
+// DefaultConfig is GPT-2 small (124M parameters).
+func DefaultConfig() Config {
+	return Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEpsilon: 1e-5}
 }
 
-// GPT2Size returns a named size: "tiny" (for tests and quick from-scratch
+// Size returns a named size: "tiny" (for tests and quick from-scratch
 // runs), "small" (124M), "medium" (355M), all over GPT-2's vocabulary.
-func GPT2Size(name string) (GPT2Config, error) {
-	c := DefaultGPT2Config()
+func Size(name string) (Config, error) {
+	c := DefaultConfig()
 	switch name {
 	case "tiny":
 		c.NLayer, c.NHead, c.NEmbd, c.NPositions = 2, 4, 128, 256
@@ -77,7 +82,7 @@ func GPT2Size(name string) (GPT2Config, error) {
 }
 
 // Validate checks that the sizes are positive and consistent.
-func (c GPT2Config) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.NLayer <= 0 || c.NHead <= 0 || c.NEmbd <= 0 || c.NPositions <= 0 || c.VocabSize <= 0:
 		return fmt.Errorf("gpt2 config: n_layer %d, n_head %d, n_embd %d, n_positions %d and vocab_size %d must all be positive",
@@ -90,34 +95,34 @@ func (c GPT2Config) Validate() error {
 	return nil
 }
 
-// ReadGPT2Config reads a Hugging Face config.json. A missing
+// ReadConfig reads a Hugging Face config.json. A missing
 // layer_norm_epsilon takes GPT-2's 1e-5; fields other than the architecture
 // (activation, dropout, task settings) are ignored, but an activation other
 // than GELU (tanh) is an error.
-func ReadGPT2Config(path string) (GPT2Config, error) {
+func ReadConfig(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return GPT2Config{}, err
+		return Config{}, err
 	}
 	var raw struct {
-		GPT2Config
+		Config
 		Activation *string `json:"activation_function"`
 		ModelType  string  `json:"model_type"`
 	}
 	raw.LayerNormEpsilon = 1e-5
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return GPT2Config{}, fmt.Errorf("%s: %w", path, err)
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if raw.ModelType != "" && raw.ModelType != "gpt2" {
-		return GPT2Config{}, fmt.Errorf("%s: model_type %q is not gpt2", path, raw.ModelType)
+		return Config{}, fmt.Errorf("%s: model_type %q is not gpt2", path, raw.ModelType)
 	}
 	if raw.Activation != nil && *raw.Activation != "gelu_new" && *raw.Activation != "gelu_pytorch_tanh" {
-		return GPT2Config{}, fmt.Errorf("%s: activation_function %q is not GELU (tanh)", path, *raw.Activation)
+		return Config{}, fmt.Errorf("%s: activation_function %q is not GELU (tanh)", path, *raw.Activation)
 	}
-	if err := raw.GPT2Config.Validate(); err != nil {
-		return GPT2Config{}, fmt.Errorf("%s: %w", path, err)
+	if err := raw.Config.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return raw.GPT2Config, nil
+	return raw.Config, nil
 }
 
 // gpt2Param is one weight in the Hugging Face layout.
@@ -128,7 +133,7 @@ type gpt2Param struct {
 
 // gpt2Shapes lists every parameter name (Hugging Face's, without the
 // "transformer." prefix) with its shape. Conv1D weights are [in, out].
-func gpt2Shapes(c GPT2Config) ([]string, map[string][]int) {
+func gpt2Shapes(c Config) ([]string, map[string][]int) {
 	E, V, P := c.NEmbd, c.VocabSize, c.NPositions
 	shapes := map[string][]int{"wte.weight": {V, E}, "wpe.weight": {P, E}, "ln_f.weight": {E}, "ln_f.bias": {E}}
 	names := []string{"wte.weight", "wpe.weight"}
@@ -153,24 +158,24 @@ func gpt2Shapes(c GPT2Config) ([]string, map[string][]int) {
 	return names, shapes
 }
 
-func newGPT2Shell(cfg GPT2Config) (*GPT2, []string, map[string][]int, error) {
+func newGPT2Shell(cfg Config) (*Model, []string, map[string][]int, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, nil, err
 	}
 	names, shapes := gpt2Shapes(cfg)
-	m := &GPT2{Cfg: cfg, index: map[string]int{}, MaxGraphs: 8, GraphBudget: newGraphBudget()}
+	m := &Model{Cfg: cfg, index: map[string]int{}, MaxGraphs: 8, GraphBudget: models.GraphBudget()}
 	return m, names, shapes, nil
 }
 
-func (m *GPT2) add(name string, shape []int, w []float32) {
+func (m *Model) add(name string, shape []int, w []float32) {
 	m.index[name] = len(m.params)
 	m.params = append(m.params, gpt2Param{name: name, val: tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w))})
 }
 
-// NewGPT2 makes a model with GPT-2's initialisation drawn from seed: normal
+// New makes a model with GPT-2's initialisation drawn from seed: normal
 // weights with std 0.02, output projections of each block scaled by
 // 1/sqrt(2 n_layer) (Radford et al. 2019, §2.3), LayerNorm gains 1, biases 0.
-func NewGPT2(cfg GPT2Config, seed uint64) (*GPT2, error) {
+func New(cfg Config, seed uint64) (*Model, error) {
 	m, names, shapes, err := newGPT2Shell(cfg)
 	if err != nil {
 		return nil, err
@@ -211,17 +216,17 @@ func ignoredGPT2Tensor(name string) bool {
 		strings.HasSuffix(name, ".attn.masked_bias")
 }
 
-// LoadGPT2 reads a Hugging Face GPT-2 folder: config.json and
+// Load reads a Hugging Face GPT-2 folder: config.json and
 // model.safetensors (names with or without the "transformer." prefix; F32,
 // F16 or BF16). Every weight must be present with its exact shape; unknown
 // tensors are an error, so a checkpoint of another architecture is never
 // half-loaded.
-func LoadGPT2(dir string) (*GPT2, error) {
+func Load(dir string) (*Model, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	if _, err := os.Stat(cfgPath); err != nil {
 		return nil, fmt.Errorf("load GPT-2 from %s: %w", dir, err)
 	}
-	cfg, err := ReadGPT2Config(cfgPath)
+	cfg, err := ReadConfig(cfgPath)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +290,7 @@ var qkvParts = [3]string{"q", "k", "v"}
 // addHF adds a weight given in the Hugging Face layout. The fused query,
 // key and value projection c_attn ([E, 3E] and [3E]) is stored as three
 // [E, E] and [E] parameters so that each projection is a contiguous matrix.
-func (m *GPT2) addHF(name string, shape []int, w []float32) {
+func (m *Model) addHF(name string, shape []int, w []float32) {
 	base, ok := strings.CutSuffix(name, ".c_attn.weight")
 	if ok {
 		E := shape[0]
@@ -309,7 +314,7 @@ func (m *GPT2) addHF(name string, shape []int, w []float32) {
 }
 
 // hfTensors returns the weights in the Hugging Face layout, c_attn fused.
-func (m *GPT2) hfTensors() ([]safetensors.Tensor, error) {
+func (m *Model) hfTensors() ([]safetensors.Tensor, error) {
 	names, shapes := gpt2Shapes(m.Cfg)
 	ts := make([]safetensors.Tensor, 0, len(names))
 	E := m.Cfg.NEmbd
@@ -354,13 +359,13 @@ func equalShape(a, b []int) bool {
 
 // Save writes config.json and model.safetensors (F32, Hugging Face
 // names) into dir through out, so a failure leaves nothing behind.
-func (m *GPT2) Save(out *data.OutputSet, dir string) error {
+func (m *Model) Save(out *data.OutputSet, dir string) error {
 	cw, err := out.Create(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return err
 	}
 	cfg := struct {
-		GPT2Config
+		Config
 		ModelType     string   `json:"model_type"`
 		Architectures []string `json:"architectures"`
 		Activation    string   `json:"activation_function"`
@@ -385,7 +390,7 @@ func (m *GPT2) Save(out *data.OutputSet, dir string) error {
 }
 
 // NumParams counts the scalar weights (the tied output projection once).
-func (m *GPT2) NumParams() int {
+func (m *Model) NumParams() int {
 	n := 0
 	for _, p := range m.params {
 		n += p.val.Shape().TotalSize()
@@ -394,7 +399,7 @@ func (m *GPT2) NumParams() int {
 }
 
 // weights returns the backing slice of the named parameter.
-func (m *GPT2) weights(name string) []float32 {
+func (m *Model) weights(name string) []float32 {
 	i, ok := m.index[name]
 	if !ok {
 		panic(errors.New("models: no GPT-2 parameter " + name)) // programmer bug

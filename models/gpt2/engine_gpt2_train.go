@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"fmt"
@@ -7,31 +7,31 @@ import (
 	"compbench/ops"
 )
 
-// GPT2AdamW returns the optimiser constants of Hugging Face's AdamW as used
+// AdamW returns the optimiser constants of Hugging Face's AdamW as used
 // by Godbole & Jia (App. A.2, Table 7): beta (0.9, 0.999), eps 1e-8 and the
 // Trainer's default weight decay of 0.
-func GPT2AdamW() ops.AdamConfig {
+func AdamW() ops.AdamConfig {
 	return ops.AdamConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
 }
 
-// GPT2Trainer fine-tunes GPT-2 on an engine backend (Godbole & Jia App.
+// Trainer fine-tunes GPT-2 on an engine backend (Godbole & Jia App.
 // A.2: AdamW, constant learning rate, no clipping): the training graph of
 // each batch shape is compiled once, and the weights, gradients and AdamW
 // moments stay in the backend's memory. Each step uploads the batch and
 // downloads the loss; Snapshot and Restore move the weights only when the
 // caller keeps or takes back a checkpoint. Scoring (TokenLogProbs, from the
-// embedded GPT2Engine) reads the same weight buffers. The host weights are
+// embedded Engine) reads the same weight buffers. The host weights are
 // current only after Download (on the CPU backend they are the weight
 // buffers themselves).
-type GPT2Trainer struct {
-	*GPT2Engine
+type Trainer struct {
+	*Engine
 	opt *engine.Adam
 }
 
-// NewGPT2Trainer puts m's weights on b and makes zero AdamW moments of
-// constants c (GPT2AdamW for the paper's settings).
-func NewGPT2Trainer(m *GPT2, b engine.Backend, c ops.AdamConfig) (*GPT2Trainer, error) {
-	ge, err := NewGPT2Engine(m, b)
+// NewTrainer puts m's weights on b and makes zero AdamW moments of
+// constants c (AdamW for the paper's settings).
+func NewTrainer(m *Model, b engine.Backend, c ops.AdamConfig) (*Trainer, error) {
+	ge, err := NewEngine(m, b)
 	if err != nil {
 		return nil, err
 	}
@@ -40,18 +40,18 @@ func NewGPT2Trainer(m *GPT2, b engine.Backend, c ops.AdamConfig) (*GPT2Trainer, 
 		ge.Close()
 		return nil, err
 	}
-	return &GPT2Trainer{GPT2Engine: ge, opt: opt}, nil
+	return &Trainer{Engine: ge, opt: opt}, nil
 }
 
 // Adam returns the optimizer (its T counts the updates applied).
-func (t *GPT2Trainer) Adam() *engine.Adam { return t.opt }
+func (t *Trainer) Adam() *engine.Adam { return t.opt }
 
 // TrainStep runs forward and backward on a batch of sequences: the loss is
 // the mean cross-entropy of every token from first[i] on given the tokens
 // before it (the others, prefix and padding, do not count), then one AdamW
 // update with learning rate lr, whatever the loss (the caller sees a NaN
 // and decides). It returns the loss before the update.
-func (t *GPT2Trainer) TrainStep(seqs [][]int, first []int, lr float32) (float64, error) {
+func (t *Trainer) TrainStep(seqs [][]int, first []int, lr float32) (float64, error) {
 	T, err := t.m.checkBatch(seqs, first)
 	if err != nil {
 		return 0, fmt.Errorf("train step: %w", err)
@@ -74,7 +74,7 @@ func (t *GPT2Trainer) TrainStep(seqs [][]int, first []int, lr float32) (float64,
 }
 
 // Snapshot downloads every weight, in the model's parameter order.
-func (t *GPT2Trainer) Snapshot() ([][]float32, error) {
+func (t *Trainer) Snapshot() ([][]float32, error) {
 	out := make([][]float32, len(t.w.Sizes))
 	for i, n := range t.w.Sizes {
 		out[i] = make([]float32, n)
@@ -86,7 +86,7 @@ func (t *GPT2Trainer) Snapshot() ([][]float32, error) {
 }
 
 // Restore uploads weights taken by Snapshot.
-func (t *GPT2Trainer) Restore(s [][]float32) error {
+func (t *Trainer) Restore(s [][]float32) error {
 	if len(s) != len(t.w.Bufs) {
 		return fmt.Errorf("restore: %d tensors for %d weights", len(s), len(t.w.Bufs))
 	}
@@ -102,7 +102,7 @@ func (t *GPT2Trainer) Restore(s [][]float32) error {
 }
 
 // Download copies the backend's weights into the host model.
-func (t *GPT2Trainer) Download() error {
+func (t *Trainer) Download() error {
 	vals := make([][]float32, len(t.m.params))
 	for i, p := range t.m.params {
 		vals[i] = p.val.Data().([]float32)
@@ -111,7 +111,7 @@ func (t *GPT2Trainer) Download() error {
 }
 
 // Close frees the backend memory: programs, moments and weights.
-func (t *GPT2Trainer) Close() {
+func (t *Trainer) Close() {
 	t.opt.Free()
-	t.GPT2Engine.Close()
+	t.Engine.Close()
 }

@@ -1,4 +1,4 @@
-package models
+package gpt2
 
 import (
 	"fmt"
@@ -9,15 +9,15 @@ import (
 	"compbench/kernels"
 )
 
-// GPT2Engine scores with GPT-2 on an engine backend, on every device (the
+// Engine scores with GPT-2 on an engine backend, on every device (the
 // CPU runs engine.CPU{BLAS: true}): the whole-model forward graph runs as
 // one program per batch shape, then the scored rows are gathered,
 // projected onto the tied embeddings and turned into log-probabilities on
 // the backend; only the ids go in and one float64 per scored token comes
 // out. The program's arena reuses each layer's activations for the next,
 // so scoring holds about one block's activations beside the weights.
-type GPT2Engine struct {
-	m *GPT2
+type Engine struct {
+	m *Model
 	b engine.Backend
 	w *engine.Weights
 	// alias: w's buffers are the host tensors (CPU backend), not copies.
@@ -46,17 +46,17 @@ type gpt2Prog struct {
 // wide product 10% slower; 512 gained nothing.
 const gpt2ScoreChunk = 256
 
-// NewGPT2Engine puts m's weights on b. On the CPU backend, whose memory is
+// NewEngine puts m's weights on b. On the CPU backend, whose memory is
 // the host's, the weight buffers are m's own tensors rather than copies
 // (a copy would hold GPT-2 medium's 1.4 GB twice); every other step is
 // the one a GPU runs.
-func NewGPT2Engine(m *GPT2, b engine.Backend) (*GPT2Engine, error) {
+func NewEngine(m *Model, b engine.Backend) (*Engine, error) {
 	names := make([]string, len(m.params))
 	vals := make([][]float32, len(m.params))
 	for i, p := range m.params {
 		names[i], vals[i] = p.name, p.val.Data().([]float32)
 	}
-	e := &GPT2Engine{m: m, b: b, progs: map[gpt2Key]*gpt2Prog{}}
+	e := &Engine{m: m, b: b, progs: map[gpt2Key]*gpt2Prog{}}
 	if _, ok := b.(*engine.CPU); ok {
 		e.w, e.alias = &engine.Weights{B: b, Names: names}, true
 		for _, v := range vals {
@@ -78,7 +78,7 @@ func NewGPT2Engine(m *GPT2, b engine.Backend) (*GPT2Engine, error) {
 // for a Transformer's graphs, the programs kept are bounded by count
 // (MaxGraphs) and bytes (GraphBudget), the least recently used dropped
 // first; dropping one never changes a result.
-func (e *GPT2Engine) program(k gpt2Key, seqs [][]int, first []int) (*gpt2Prog, error) {
+func (e *Engine) program(k gpt2Key, seqs [][]int, first []int) (*gpt2Prog, error) {
 	e.clock++
 	p, ok := e.progs[k]
 	if !ok {
@@ -100,7 +100,7 @@ func (e *GPT2Engine) program(k gpt2Key, seqs [][]int, first []int) (*gpt2Prog, e
 	return p, nil
 }
 
-func (e *GPT2Engine) compile(k gpt2Key) (*gpt2Prog, error) {
+func (e *Engine) compile(k gpt2Key) (*gpt2Prog, error) {
 	g, err := e.m.graph(k)
 	if err != nil {
 		return nil, fmt.Errorf("build GPT-2 graph for batch %dx%d: %w", k.b, k.t, err)
@@ -150,7 +150,7 @@ func (e *GPT2Engine) compile(k gpt2Key) (*gpt2Prog, error) {
 }
 
 // evictOldest drops the least recently used program.
-func (e *GPT2Engine) evictOldest() {
+func (e *Engine) evictOldest() {
 	var old gpt2Key
 	var oldest *gpt2Prog
 	for k, p := range e.progs {
@@ -163,7 +163,7 @@ func (e *GPT2Engine) evictOldest() {
 	delete(e.progs, old)
 }
 
-func (e *GPT2Engine) grow(n int) error {
+func (e *Engine) grow(n int) error {
 	if n <= e.cap {
 		return nil
 	}
@@ -189,7 +189,7 @@ func (e *GPT2Engine) grow(n int) error {
 	return nil
 }
 
-func (e *GPT2Engine) free() {
+func (e *Engine) free() {
 	for _, b := range []engine.Buf{e.rows, e.tgt, e.h, e.logits, e.out} {
 		if b != nil {
 			e.b.Free(b)
@@ -204,7 +204,7 @@ func (e *GPT2Engine) free() {
 // len(seqs) to reuse a program (the spare rows are empty). Padding never
 // changes a result: position ids count from each row's first token and the
 // mask hides the padding.
-func (e *GPT2Engine) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]float64, error) {
+func (e *Engine) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]float64, error) {
 	m := e.m
 	T, err := m.checkBatch(seqs, first)
 	if err == nil && batch < len(seqs) {
@@ -271,7 +271,7 @@ func (e *GPT2Engine) TokenLogProbs(seqs [][]int, first []int, batch int) ([][]fl
 }
 
 // Close frees the backend memory.
-func (e *GPT2Engine) Close() {
+func (e *Engine) Close() {
 	for _, p := range e.progs {
 		p.mc.Close()
 	}
