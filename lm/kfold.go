@@ -3,7 +3,6 @@ package lm
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -57,8 +56,9 @@ func (c FoldConfig) Validate() error {
 // model with newModel (weights, gradients and AdamW moments on its
 // backend for the whole fold; gpt2.AdamW), fine-tunes it on the
 // other folds and scores the fold with it, then closes it. Results are in
-// the order of ex. log receives progress and one line per fold.
-func ScoreFolds(ctx context.Context, newModel func() (*gpt2.Trainer, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, log io.Writer) ([]Score, error) {
+// the order of ex. rep receives progress and one line per fold.
+func ScoreFolds(ctx context.Context, newModel func() (*gpt2.Trainer, error), ex []Encoded, sc ScoreConfig, fc FoldConfig, rep progress.Reporter) ([]Score, error) {
+	rep = progress.Or(rep)
 	if err := fc.Validate(); err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func ScoreFolds(ctx context.Context, newModel func() (*gpt2.Trainer, error), ex 
 		if err != nil {
 			return nil, err
 		}
-		s, err := scoreFold(ctx, m, ex, train, test, sc, fc, f, log)
+		s, err := scoreFold(ctx, m, ex, train, test, sc, fc, f, rep)
 		m.Close()
 		if err != nil {
 			return nil, fmt.Errorf("fold %d: %w", f+1, err)
@@ -97,8 +97,8 @@ func ScoreFolds(ctx context.Context, newModel func() (*gpt2.Trainer, error), ex 
 }
 
 // scoreFold fine-tunes m on ex[train] and scores ex[test].
-func scoreFold(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, log io.Writer) ([]Score, error) {
-	if err := fineTune(ctx, m, ex, train, fc, f, log); err != nil {
+func scoreFold(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train, test []int, sc ScoreConfig, fc FoldConfig, f int, rep progress.Reporter) ([]Score, error) {
+	if err := fineTune(ctx, m, ex, train, fc, f, rep); err != nil {
 		return nil, err
 	}
 	held := make([]Encoded, len(test))
@@ -110,7 +110,7 @@ func scoreFold(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train, test [
 
 // fineTune trains m on ex[train] minus a validation part and leaves it at
 // the step with the lowest validation perplexity (step 0 included).
-func fineTune(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train []int, fc FoldConfig, f int, log io.Writer) error {
+func fineTune(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train []int, fc FoldConfig, f int, rep progress.Reporter) error {
 	rng := data.SubRand(fc.Seed, fmt.Sprintf("fold-%d", f))
 	rng.Shuffle(len(train), func(a, b int) { train[a], train[b] = train[b], train[a] })
 	nValid := max(1, int(math.Round(fc.ValidFrac*float64(len(train)))))
@@ -146,7 +146,7 @@ func fineTune(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train []int, f
 	if err != nil {
 		return err
 	}
-	bar := progress.New(log, fmt.Sprintf("fold %d/%d", f+1, fc.Folds), int64(fc.MaxSteps))
+	bar := rep.Bar(fmt.Sprintf("fold %d/%d", f+1, fc.Folds), int64(fc.MaxSteps))
 	defer bar.Finish()
 	order := append([]int(nil), train...)
 	pos := len(order)
@@ -191,9 +191,7 @@ func fineTune(ctx context.Context, m *gpt2.Trainer, ex []Encoded, train []int, f
 	if err := m.Restore(snap); err != nil {
 		return err
 	}
-	if log != nil {
-		fmt.Fprintf(log, "fold %d/%d: best validation perplexity %.3f at step %d of %d (%.0f training tokens/s, evaluations included)\n",
-			f+1, fc.Folds, best, bestStep, fc.MaxSteps, float64(tokens)/time.Since(start).Seconds())
-	}
+	rep.Notef("fold %d/%d: best validation perplexity %.3f at step %d of %d (%.0f training tokens/s, evaluations included)",
+		f+1, fc.Folds, best, bestStep, fc.MaxSteps, float64(tokens)/time.Since(start).Seconds())
 	return nil
 }

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"compbench/blas"
@@ -41,7 +39,8 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	fc := lm.DefaultFoldConfig()
 	folds := fs.Int("folds", 0, "k-fold fine-tuning with this many folds (0: score with the model as is)")
 	fs.IntVar(&fc.MaxSteps, "steps", fc.MaxSteps, "fine-tuning steps per fold")
-	fs.Float64Var(&fc.LR, "lr", fc.LR, fmt.Sprintf("fine-tuning learning rate (constant; %g with --from-scratch unless set)", scratchLR))
+	fc.LR = 0 // the Job's default for pretrained or fresh weights
+	fs.Float64Var(&fc.LR, "lr", 0, fmt.Sprintf("fine-tuning learning rate, constant (0: %g, or %g with --from-scratch)", lm.PretrainedLR, lm.ScratchLR))
 	fs.IntVar(&fc.Batch, "train-batch", fc.Batch, "fine-tuning examples per step")
 	fs.IntVar(&fc.EvalEvery, "eval-every", fc.EvalEvery, "steps between validation perplexity checks")
 	fs.Uint64Var(&fc.Seed, "seed", fc.Seed, "seed for folds, validation part, batch order and --from-scratch weights")
@@ -73,17 +72,13 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		return usagef("score: --folds %d: want 0 (score with the model as is) or at least 2", *folds)
 	}
 	var sizeCfg gpt2.Config
+	fc.Folds = *folds
 	if *folds > 0 {
-		fc.Folds = *folds
+		fc = fc.WithDefaultLR(*scratch)
 		if err := fc.Validate(); err != nil {
 			return usagef("score: %v", err)
 		}
 		if *scratch {
-			lrSet := false
-			fs.Visit(func(f *flag.Flag) { lrSet = lrSet || f.Name == "lr" })
-			if !lrSet {
-				fc.LR = scratchLR
-			}
 			if *size != "tiny" && *size != "small" {
 				return usagef("score: --size %q: want tiny or small", *size)
 			}
@@ -103,96 +98,25 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
-	if err := requireQuery(recs, sc.Field); err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	tok, err := lm.LoadTokenizer(*lmDir)
-	if err != nil {
-		return err
-	}
-	var base *gpt2.Model
-	nPos := sizeCfg.NPositions
-	if !*scratch {
-		if base, err = gpt2.Load(*lmDir); err != nil {
-			return err
-		}
-		nPos = base.Cfg.NPositions
-		if base.Cfg.VocabSize != tok.VocabSize() {
-			return fmt.Errorf("%s: the tokenizer has %d tokens but config.json says vocab_size %d", *lmDir, tok.VocabSize(), base.Cfg.VocabSize)
-		}
-	}
-	if !sc.Truncate {
-		if err := checkContext(tok, recs, sc.Field, nPos); err != nil {
-			return fmt.Errorf("%s: %w", *in, err)
-		}
-	}
-	ex, truncated, err := lm.EncodeRecords(tok, recs, sc, nPos)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	if truncated > 0 {
-		fmt.Fprintf(stderr, "score: truncated %d of %d records to %d tokens\n", truncated, len(recs), nPos)
-	}
-	if *scratch {
-		// A fresh model emits only the data's tokens (see lm.CompactVocab).
-		v := lm.NewCompactVocab(ex, tok.EOS())
-		if ex, err = v.Compact(ex); err != nil {
-			return err
-		}
-		sizeCfg.VocabSize = v.Size()
-		fmt.Fprintf(stderr, "score: from-scratch model over the %d token ids of the data (of %d), learning rate %g\n", v.Size(), tok.VocabSize(), fc.LR)
-	}
 	be, release, err := dev.open()
 	if err != nil {
 		return err
 	}
 	defer release()
-	fmt.Fprintf(stderr, "score: engine executor on %s\n", be.Name())
-	var scores []lm.Score
-	start := time.Now()
-	if *folds > 0 {
-		newModel := func() (*gpt2.Trainer, error) {
-			var m *gpt2.Model
-			var err error
-			if *scratch {
-				m, err = gpt2.New(sizeCfg, fc.Seed)
-			} else {
-				m, err = gpt2.Load(*lmDir)
-			}
-			if err != nil {
-				return nil, err
-			}
-			// Weights, gradients and AdamW moments stay on the device for
-			// the fold; only the best step's weights come back.
-			tr, err := gpt2.NewTrainer(m, be, gpt2.AdamW())
-			if err != nil {
-				return nil, fmt.Errorf("score: %s: %w", be.Name(), err)
-			}
-			return tr, nil
-		}
-		scores, err = lm.ScoreFolds(ctx, newModel, ex, sc, fc, stderr)
-	} else {
-		ge, gerr := gpt2.NewEngine(base, be)
-		if gerr != nil {
-			return fmt.Errorf("score: %s: %w", be.Name(), gerr)
-		}
-		defer ge.Close()
-		bar := progress.New(stderr, "score on "+be.Name(), int64(len(ex)))
-		scores, err = lm.ScoreAll(ctx, ge, ex, sc, bar)
-		bar.Finish()
-	}
+	job := lm.Job{Dir: *lmDir, Records: recs, In: *in, Score: sc, Folds: fc, Scratch: *scratch, Size: sizeCfg,
+		Backend: be, Progress: progress.To(stderr)}
+	res, err := job.Run(ctx)
 	if err != nil {
 		return err
 	}
-	el := time.Since(start)
 	set := data.NewOutputSet(*force)
 	w, err := set.Create(*out)
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
-	for i := range scores {
-		if err := enc.Encode(&scores[i]); err != nil {
+	for i := range res.Scores {
+		if err := enc.Encode(&res.Scores[i]); err != nil {
 			set.Abort()
 			return fmt.Errorf("write %s: %w", *out, err)
 		}
@@ -200,54 +124,11 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err := set.Commit(); err != nil {
 		return err
 	}
-	processed := 0 // prompt and query tokens run through the model, once per record
-	for i := range ex {
-		processed += len(ex[i].Ids)
-	}
 	what := "scoring"
 	if *folds > 0 {
 		what = "fine-tuning and scoring"
 	}
 	fmt.Fprintf(stderr, "score: wrote %d scores to %s; %s took %s (%.0f tokens/s)\n",
-		len(scores), *out, what, el.Round(time.Millisecond), float64(processed)/el.Seconds())
-	return nil
-}
-
-// scratchLR is the default learning rate of --from-scratch. Godbole & Jia's
-// 2e-5 (App. A.2) is for fine-tuning a pretrained GPT-2; a freshly
-// initialised model trains at the rates of small Transformers (on 3,000 SCAN
-// commands, 1e-3 takes the tiny model's validation perplexity from 22 to
-// about 4 in 500 steps).
-const scratchLR = 1e-3
-
-// requireQuery fails on the first record whose scored field is missing,
-// not a string, or blank: its score would be that of <|endoftext|> alone.
-func requireQuery(recs []data.Record, field string) error {
-	for i := range recs {
-		q, err := lm.Field(&recs[i], field)
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(q) == "" {
-			return fmt.Errorf("record %d (id %q) has no %q", i+1, recs[i].ID, field)
-		}
-	}
-	return nil
-}
-
-// checkContext fails on the first record whose query alone is surely
-// longer than the model's context, before any record is tokenized:
-// tokenizing megabytes of text only to refuse it looks like a hang.
-func checkContext(tok *lm.Tokenizer, recs []data.Record, field string, nPos int) error {
-	for i := range recs {
-		q, err := lm.Field(&recs[i], field)
-		if err != nil {
-			return err
-		}
-		if n := tok.MinTokens(q) + 1; n > nPos { // + <|endoftext|>
-			return fmt.Errorf("record %q: at least %d tokens (%d bytes) exceed the model's n_positions %d (use --truncate to keep the last %d)",
-				recs[i].ID, n, len(q), nPos, nPos)
-		}
-	}
+		len(res.Scores), *out, what, res.Elapsed.Round(time.Millisecond), float64(res.Tokens)/res.Elapsed.Seconds())
 	return nil
 }
