@@ -11,6 +11,7 @@ import (
 	"compbench/data"
 	"compbench/data/split"
 	"compbench/data/structure"
+	"compbench/progress"
 )
 
 // splitMethods are the methods "compbench split" knows, in help order.
@@ -165,7 +166,7 @@ The grammar and nls methods take flags of their own: see
 		if method == "mcd" && !keepGiven {
 			comp.Keep = split.MCDCompoundKeep(len(trees))
 		}
-		if ix, err = structure.Build(trees, comp, stderr); err != nil {
+		if ix, err = structure.Build(trees, comp, progress.To(stderr)); err != nil {
 			return err
 		}
 		params.MaxSize, params.Keep, params.Supers = ix.MaxSize, ix.Keep, ix.Supergraphs
@@ -194,11 +195,11 @@ The grammar and nls methods take flags of their own: see
 			return usagef("split: %v", err)
 		}
 		params.Method = cfg
-		a, err = split.MCD(ix, split.OutputLengths(pool), cfg, sizes, rng, stderr)
+		a, err = split.MCD(ix, split.OutputLengths(pool), cfg, sizes, rng, progress.To(stderr))
 	case "tmcd":
 		cfg := split.TMCDConfig{Steps: *steps, LengthBuckets: *lenBuckets, MaxLengthRatio: *lenRatio}
 		params.Method = cfg
-		a, err = split.TMCD(ix, split.OutputLengths(pool), cfg, sizes, rng, stderr)
+		a, err = split.TMCD(ix, split.OutputLengths(pool), cfg, sizes, rng, progress.To(stderr))
 	case "likelihood":
 		cfg := split.LikelihoodConfig{LenBuckets: *buckets, By: *by, AtomConstraint: *atomC, Reverse: *reverse}
 		params.Method = cfg

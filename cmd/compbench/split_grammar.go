@@ -145,7 +145,7 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *in, err)
 	}
-	ix, err := structure.Build(trees, comp, stderr)
+	ix, err := structure.Build(trees, comp, progress.To(stderr))
 	if err != nil {
 		return err
 	}

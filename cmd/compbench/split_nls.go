@@ -11,6 +11,7 @@ import (
 	"compbench/data"
 	"compbench/data/split"
 	"compbench/data/structure"
+	"compbench/progress"
 )
 
 // nlsSplitParams is split.json's "params" for an n-LS split.
@@ -88,7 +89,7 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 	} else if trees, err = split.Trees(pool, kind); err != nil {
 		return fmt.Errorf("%s: %w (use --skip-bad to drop such records)", *in, err)
 	}
-	splits, err := split.NLS(trees, cfg, data.SubRand(*seed, "split/nls"), stderr)
+	splits, err := split.NLS(trees, cfg, data.SubRand(*seed, "split/nls"), progress.To(stderr))
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 			return err
 		}
 	}
-	ix, err := structure.Build(trees, structure.CompoundConfig{MaxSize: *maxSize}, stderr)
+	ix, err := structure.Build(trees, structure.CompoundConfig{MaxSize: *maxSize}, progress.To(stderr))
 	if err != nil {
 		return err
 	}

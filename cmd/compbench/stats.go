@@ -8,6 +8,7 @@ import (
 
 	"compbench/data/split"
 	"compbench/data/structure"
+	"compbench/progress"
 )
 
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -62,7 +63,7 @@ over the two files together and labelled so.`, stderr)
 	if err := opts.Compounds.Validate(); err != nil {
 		return usagef("stats: --max-compound, --keep-compounds: %v", err)
 	}
-	opts.Stderr = stderr
+	opts.Progress = progress.To(stderr)
 	a, err := split.LoadPool(*train)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func statsOfSplit(stdout, stderr io.Writer, dir, poolPath string, asJSON bool) e
 	if err != nil {
 		return fmt.Errorf("stats: pool of %s: %w (pass --pool FILE if it moved)", dir, err)
 	}
-	s, err := split.SplitStats(f, pool, stderr)
+	s, err := split.SplitStats(f, pool, progress.To(stderr))
 	if err != nil {
 		return fmt.Errorf("stats: %s: %w", dir, err)
 	}

@@ -2,7 +2,6 @@ package split
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -206,7 +205,7 @@ func (l *lengthSums) ratio(i int, test bool, sign float64) float64 {
 // keep the pool's length distribution (a stricter control that costs more
 // divergence). The paper constrains neither; both are compbench's
 // additions, off with 0 (lengths may then be nil).
-func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
+func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
 	if err := cfg.Validate(); err != nil {
 		return Assignment{}, err
 	}
@@ -224,8 +223,8 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 	}
 	nEval := nDev + nTest
 	atoms, comps := exampleVectors(ix)
-	ad := newUnitPairDiv(len(ix.Atoms), structure.AtomAlpha)
-	cd := newUnitPairDiv(len(ix.Compounds), structure.CompoundAlpha)
+	ad := newCachedPairDiv(len(ix.Atoms), structure.AtomAlpha, atoms)
+	cd := newCachedPairDiv(len(ix.Compounds), structure.CompoundAlpha, comps)
 
 	stratum, nStrata := lengthStrata(lengths, cfg.LengthBuckets)
 	share := make([]float64, nStrata) // each stratum's share of the pool
@@ -283,7 +282,7 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 		return best
 	}
 
-	bar := progress.New(stderr, "mcd", int64(nTrain+nEval))
+	bar := progress.Or(rep).Bar("mcd", int64(nTrain+nEval))
 	defer bar.Finish()
 	move(lists[next(0)][0], lTrain) // random first pick: each free list is in random order
 	bar.Add(1)

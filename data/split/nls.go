@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 
@@ -92,7 +91,7 @@ func (s *NLSSplit) Assignment() Assignment {
 // NLS builds every adversarial split of the pool, hardest first. trees[i]
 // is pool example i's program. Symbol similarities come from all programs
 // of the pool (the split does not exist yet when structures are chosen).
-func NLS(trees []*data.Tree, cfg NLSConfig, rng *rand.Rand, stderr io.Writer) ([]NLSSplit, error) {
+func NLS(trees []*data.Tree, cfg NLSConfig, rng *rand.Rand, rep progress.Reporter) ([]NLSSplit, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -160,7 +159,7 @@ func NLS(trees []*data.Tree, cfg NLSConfig, rng *rand.Rand, stderr io.Writer) ([
 	inTest := make([]bool, len(trees))
 	testSym := make([]int, len(symCount))
 	tmplIn := make([]bool, nTmpl)
-	bar := progress.New(stderr, "nls", int64(len(order)))
+	bar := progress.Or(rep).Bar("nls", int64(len(order)))
 	var out []NLSSplit
 	byTest := map[string]int{}
 	for _, k := range order {

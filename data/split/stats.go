@@ -3,7 +3,6 @@ package split
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +10,7 @@ import (
 
 	"compbench/data"
 	"compbench/data/structure"
+	"compbench/progress"
 )
 
 // Stats compares a train and a test set (Keysers et al. §2.1 divergences
@@ -67,8 +67,8 @@ type StatsOptions struct {
 	Compounds structure.CompoundConfig
 	// Anonymizer maps inputs and outputs to patterns for coverage.
 	Anonymizer Anonymizer
-	// Stderr receives progress; nil for none.
-	Stderr io.Writer
+	// Progress receives progress bars (nil: none).
+	Progress progress.Reporter
 }
 
 // DefaultStatsOptions reads trees automatically, compounds of up to 3
@@ -98,7 +98,7 @@ func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
 		if err != nil {
 			return Stats{}, err
 		}
-		if ix, err = structure.Build(trees, opts.Compounds, opts.Stderr); err != nil {
+		if ix, err = structure.Build(trees, opts.Compounds, opts.Progress); err != nil {
 			return Stats{}, err
 		}
 	}
@@ -148,7 +148,7 @@ func ReadSplitFile(dir string) (*SplitFile, error) {
 // recorded in split.json, so the result equals split.json's stats (one
 // weighting, over the pool; Keysers et al. §2.1 estimate P(G'|G) "over the
 // full sample set").
-func SplitStats(f *SplitFile, pool []data.Record, stderr io.Writer) (Stats, error) {
+func SplitStats(f *SplitFile, pool []data.Record, rep progress.Reporter) (Stats, error) {
 	kind, err := ParseTreeKind(f.Params.Tree)
 	if err != nil {
 		return Stats{}, fmt.Errorf("split.json params.tree: %w", err)
@@ -170,7 +170,7 @@ func SplitStats(f *SplitFile, pool []data.Record, stderr io.Writer) (Stats, erro
 			return Stats{}, err
 		}
 		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep, Supergraphs: f.Params.Supers}
-		if ix, err = structure.Build(trees, cfg, stderr); err != nil {
+		if ix, err = structure.Build(trees, cfg, rep); err != nil {
 			return Stats{}, err
 		}
 	}

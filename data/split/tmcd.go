@@ -2,7 +2,6 @@ package split
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 
@@ -40,7 +39,7 @@ func DefaultTMCDConfig() TMCDConfig { return TMCDConfig{MaxLengthRatio: 1.5} }
 // the same length stratum, which keeps both sides' length distributions
 // (lengths: output lengths, nil when both are 0). These are compbench's
 // additions to the algorithm.
-func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, stderr io.Writer) (Assignment, error) {
+func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
 	if cfg.Steps < 0 || cfg.LengthBuckets < 0 || cfg.MaxLengthRatio < 0 || (cfg.MaxLengthRatio > 0 && cfg.MaxLengthRatio < 1) {
 		return Assignment{}, fmt.Errorf("tmcd: steps %d and length buckets %d must be >= 0, max length ratio %v 0 or >= 1", cfg.Steps, cfg.LengthBuckets, cfg.MaxLengthRatio)
 	}
@@ -98,7 +97,7 @@ func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *
 	if steps == 0 {
 		steps = 20 * n
 	}
-	bar := progress.New(stderr, "tmcd", int64(steps))
+	bar := progress.Or(rep).Bar("tmcd", int64(steps))
 	defer bar.Finish()
 	cur := cd.current()
 	for s := 0; s < steps; s++ {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -223,7 +222,7 @@ type flat struct {
 // Memory stays proportional to the pool and its distinct compounds: the
 // subtrees of a tree are enumerated twice (once to count, once to weigh)
 // rather than stored.
-func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, error) {
+func Build(trees []*data.Tree, cfg CompoundConfig, rep progress.Reporter) (*Index, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -255,7 +254,7 @@ func Build(trees []*data.Tree, cfg CompoundConfig, stderr io.Writer) (*Index, er
 	if cfg.Keep != 0 {
 		passes = 3
 	}
-	bar := progress.New(stderr, "compounds", int64(passes*len(trees)))
+	bar := progress.Or(rep).Bar("compounds", int64(passes*len(trees)))
 	for i, t := range trees {
 		f := flatten(t, atomID, &ix.Atoms)
 		wg.count(&f, ix.Atoms)
