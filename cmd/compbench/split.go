@@ -3,33 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
-	"compbench/data"
 	"compbench/data/split"
 	"compbench/data/structure"
 	"compbench/progress"
 )
-
-// splitMethods are the methods "compbench split" knows, in help order.
-var splitMethods = []string{"random", "length", "template", "mcd", "tmcd", "likelihood"}
-
-// splitParams is what split.json records under "params".
-type splitParams struct {
-	Seed       uint64           `json:"seed"`
-	Sizes      split.Sizes      `json:"sizes"`
-	Tree       string           `json:"tree"`
-	MaxSize    int              `json:"compound_max_size"`
-	Keep       int              `json:"compound_keep"`
-	Supers     string           `json:"compound_supergraphs"`
-	Pool       string           `json:"pool"`
-	Anonymizer split.Anonymizer `json:"anonymizer"`
-	SkippedBad int              `json:"skipped_bad"`
-	Method     any              `json:"method,omitempty"`
-}
 
 func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// grammar has flags of its own (split_grammar.go).
@@ -42,7 +23,7 @@ func runSplit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("split", "split METHOD --in data.jsonl --out DIR [flags]", `
 Re-split a pool of records into DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl
 and DIR/split.json (ids, parameters and statistics). METHOD is one of
-`+strings.Join(splitMethods, ", ")+`. Input is JSONL records, "source<TAB>target"
+`+strings.Join(split.Methods, ", ")+`. Input is JSONL records, "source<TAB>target"
 lines when the file ends in .tsv, or SCAN's "IN: ... OUT: ..." lines when it
 ends in .txt. The same --seed gives the same bytes.
 The grammar and nls methods take flags of their own: see
@@ -86,15 +67,15 @@ The grammar and nls methods take flags of their own: see
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("split: want one METHOD (%s), got %d arguments", strings.Join(splitMethods, ", "), len(pos))
+		return usagef("split: want one METHOD (%s), got %d arguments", strings.Join(split.Methods, ", "), len(pos))
 	}
 	method := pos[0]
 	known := false
-	for _, m := range splitMethods {
+	for _, m := range split.Methods {
 		known = known || m == method
 	}
 	if !known {
-		return usagef("split: unknown method %q (want one of %s)", method, strings.Join(splitMethods, ", "))
+		return usagef("split: unknown method %q (want one of %s)", method, strings.Join(split.Methods, ", "))
 	}
 	if *in == "" || *out == "" {
 		return usagef("split: --in and --out are required")
@@ -126,8 +107,22 @@ The grammar and nls methods take flags of their own: see
 	if err := comp.Validate(); err != nil {
 		return usagef("split: --max-compound, --keep-compounds: %v", err)
 	}
-	needTrees := method == "mcd" || method == "tmcd" || (method == "likelihood" && *atomC)
-	if needTrees && kind == split.TreeNone {
+	mcd := split.DefaultMCDConfig()
+	mcd.MaxAtomDiv, mcd.TargetDiv, mcd.Candidates, mcd.EvalCandidates, mcd.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
+	mcd.LengthBuckets, mcd.MaxLengthRatio = *lenBuckets, *lenRatio
+	job := split.Job{Method: method, PoolName: *in, Seed: *seed, Sizes: sizes, Tree: kind, Compounds: comp, SkipBad: *skipBad, Anonymizer: an,
+		Length:     split.LengthConfig{By: *by, Threshold: *threshold},
+		Template:   split.TemplateConfig{By: *by, Anonymizer: an, KTrain: *kTrain, KTest: *kTest, MaxTries: *maxTries},
+		MCD:        mcd,
+		TMCD:       split.TMCDConfig{Steps: *steps, LengthBuckets: *lenBuckets, MaxLengthRatio: *lenRatio},
+		Likelihood: split.LikelihoodConfig{LenBuckets: *buckets, By: *by, AtomConstraint: *atomC, Reverse: *reverse},
+		Progress:   progress.To(stderr)}
+	if method == "mcd" {
+		if err := mcd.Validate(); err != nil {
+			return usagef("split: %v", err)
+		}
+	}
+	if job.NeedsTrees() && kind == split.TreeNone {
 		return usagef("split: %s needs program trees; --tree none is not allowed", method)
 	}
 	if *threshold < 0 {
@@ -139,82 +134,18 @@ The grammar and nls methods take flags of their own: see
 	if err := checkSplitFree(*out, *force, join(files("--in", *in), files("--scores", *scores))); err != nil {
 		return err
 	}
-
-	pool, err := split.LoadPool(*in)
-	if err != nil {
+	if job.Pool, err = split.LoadPool(*in); err != nil {
 		return err
 	}
-	params := splitParams{Seed: *seed, Sizes: sizes, Tree: string(kind), MaxSize: *maxSize, Anonymizer: an, Pool: *in}
-	var ix *structure.Index
-	if kind != split.TreeNone {
-		var trees []*data.Tree
-		if *skipBad {
-			var bad []string
-			pool, trees, bad = split.SkipBad(pool, kind)
-			params.SkippedBad = len(bad)
-			if len(bad) > 0 {
-				fmt.Fprintf(stderr, "split: skipped %d records whose program does not parse (first: %q)\n", len(bad), bad[0])
-			}
-			if len(pool) == 0 {
-				return fmt.Errorf("split: no record has a program that parses")
-			}
-		} else if trees, err = split.Trees(pool, kind); err != nil {
-			return fmt.Errorf("%s: %w (use --skip-bad to drop such records, or --tree none)", *in, err)
-		}
-		keepGiven := false
-		fs.Visit(func(f *flag.Flag) { keepGiven = keepGiven || f.Name == "keep-compounds" })
-		if method == "mcd" && !keepGiven {
-			comp.Keep = split.MCDCompoundKeep(len(trees))
-		}
-		if ix, err = structure.Build(trees, comp, progress.To(stderr)); err != nil {
+	if method == "likelihood" {
+		if job.Scores, err = split.LoadScores(*scores); err != nil {
 			return err
 		}
-		params.MaxSize, params.Keep, params.Supers = ix.MaxSize, ix.Keep, ix.Supergraphs
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	rng := data.SubRand(*seed, "split/"+method)
-	var a split.Assignment
-	switch method {
-	case "random":
-		a, err = split.Random(len(pool), sizes, rng)
-	case "length":
-		cfg := split.LengthConfig{By: *by, Threshold: *threshold}
-		params.Method = cfg
-		a, err = split.Length(pool, cfg, sizes, rng)
-	case "template":
-		cfg := split.TemplateConfig{By: *by, Anonymizer: an, KTrain: *kTrain, KTest: *kTest, MaxTries: *maxTries}
-		params.Method = cfg
-		a, err = split.Template(pool, cfg, sizes, rng)
-	case "mcd":
-		cfg := mdef
-		cfg.MaxAtomDiv, cfg.TargetDiv, cfg.Candidates, cfg.EvalCandidates, cfg.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
-		cfg.LengthBuckets, cfg.MaxLengthRatio = *lenBuckets, *lenRatio
-		if err := cfg.Validate(); err != nil {
-			return usagef("split: %v", err)
-		}
-		params.Method = cfg
-		a, err = split.MCD(ix, split.OutputLengths(pool), cfg, sizes, rng, progress.To(stderr))
-	case "tmcd":
-		cfg := split.TMCDConfig{Steps: *steps, LengthBuckets: *lenBuckets, MaxLengthRatio: *lenRatio}
-		params.Method = cfg
-		a, err = split.TMCD(ix, split.OutputLengths(pool), cfg, sizes, rng, progress.To(stderr))
-	case "likelihood":
-		cfg := split.LikelihoodConfig{LenBuckets: *buckets, By: *by, AtomConstraint: *atomC, Reverse: *reverse}
-		params.Method = cfg
-		var sc map[string]float64
-		if sc, err = split.LoadScores(*scores); err == nil {
-			a, err = split.Likelihood(pool, sc, ix, cfg, sizes, rng)
-		}
-	}
+	res, pool, err := job.Run(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("split: %w", err)
 	}
-	if w := discardWarning(method, len(pool), sizes, a); w != "" {
-		fmt.Fprintln(stderr, w)
-	}
-	res := split.NewResult(method, params, pool, ix, a, an)
 	if res.Provenance, err = provenanceOf([2]string{"in", *in}, [2]string{"scores", *scores}); err != nil {
 		return err
 	}
@@ -222,36 +153,6 @@ The grammar and nls methods take flags of their own: see
 		return err
 	}
 	return printStats(stdout, res.Stats, false)
-}
-
-// discardWarning returns a one-line warning when a split keeps less than
-// half of what its fractions ask for, or leaves train smaller than test
-// although the fractions do not: template's per-template caps can drop most
-// of a pool (all of SCAN under --anonymize scan keeps 32 train and 2,874
-// test records of 20,910) and nothing else would say so. "" when neither.
-func discardWarning(method string, pool int, sizes split.Sizes, a split.Assignment) string {
-	train, kept := len(a.Train), len(a.Train)+len(a.Dev)+len(a.Test)
-	wantTrain := sizes.Train
-	if wantTrain == 0 {
-		wantTrain = 1 - sizes.Dev - sizes.Test
-	}
-	want := (wantTrain + sizes.Dev + sizes.Test) * float64(pool)
-	var why []string
-	if float64(kept) < want/2 {
-		why = append(why, fmt.Sprintf("dropped %d", pool-kept))
-	}
-	if train < len(a.Test) && wantTrain >= sizes.Test {
-		why = append(why, "train is smaller than test")
-	}
-	if len(why) == 0 {
-		return ""
-	}
-	hint := "check the fractions"
-	if method == "template" {
-		hint = "--k-test 0 keeps every example of a test template, --k-train 0 of a train one; --test-frac sets how many templates are held out"
-	}
-	return fmt.Sprintf("split: warning: %s kept %d of %d records (train %d, dev %d, test %d): %s; %s",
-		method, kept, pool, train, len(a.Dev), len(a.Test), strings.Join(why, ", "), hint)
 }
 
 // printStats writes stats as indented JSON or as aligned lines.

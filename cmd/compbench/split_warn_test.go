@@ -79,7 +79,7 @@ func TestDiscardWarningFractions(t *testing.T) {
 		{"all kept", split.Sizes{Test: 0.2}, split.Assignment{Train: n(800), Test: n(200)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := discardWarning("m", 1000, tc.sizes, tc.a)
+			got := split.DiscardWarning("m", 1000, tc.sizes, tc.a)
 			if (got != "") != tc.warn {
 				t.Errorf("warning %q, want one: %v", got, tc.warn)
 			}
