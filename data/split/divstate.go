@@ -10,18 +10,20 @@ import (
 // a candidate move costs O(its entries): only the terms a_k^alpha b_k^(1-alpha)
 // of the moved example's ids change, plus the two totals.
 //
-// The per-id values sit together in one 64-byte term, so scoring an entry
-// reads one cache line. With unit set (MCD's candidate scoring), each term
-// also caches the powers a candidate entry of weight 1 moving in or out
-// needs; on generated SCAN about 60% of the compound entries weigh 1
-// (compounds of the largest size, and those no supergraph predicts), and
-// what spends most of its time in fastPow.
+// The per-id values sit together in one term, so scoring an entry reads one
+// or two cache lines. With caching on (MCD's candidate scoring, see
+// newCachedPairDiv), each term also holds the powers what needs for an
+// entry of weight 1, or of the id's most common other weight, moving in or
+// out: on generated SCAN 63% of the compound entries weigh 1 (compounds of
+// the largest size, and those no supergraph predicts) and 22% weigh their
+// compound's most common other weight, and what spent most of its time in
+// fastPow.
 type pairDiv struct {
-	alpha float64
-	t     []term
-	A, B  float64 // totals
-	S     float64 // sum_k pa_k pb_k
-	unit  bool    // keep term.ua and term.ub
+	alpha  float64
+	t      []term
+	A, B   float64 // totals
+	S      float64 // sum_k pa_k pb_k
+	cached bool    // keep term.ua, ub, wa and wb
 }
 
 // term is one id's state.
@@ -31,30 +33,59 @@ type term struct {
 	// ua[0], ua[1] are fastPow(a+1, alpha) and fastPow(a-1, alpha), ub the
 	// same for b with 1-alpha: what's values for an entry of weight 1
 	// added (sign 1) or removed (sign -1), computed from the same operands
-	// so the scores are the same bits as without the cache.
+	// so the scores are the same bits as without the cache. wa and wb are
+	// the same for weight w.
 	ua, ub [2]float64
+	w      float64 // the id's most common weight other than 1 (0: none)
+	wa, wb [2]float64
 }
 
 func newPairDiv(n int, alpha float64) *pairDiv {
 	return &pairDiv{alpha: alpha, t: make([]term, n)}
 }
 
-// newUnitPairDiv is newPairDiv with the weight-1 caches kept (see pairDiv):
+// newCachedPairDiv is newPairDiv with the power caches kept (see pairDiv),
 // worth it where candidates are scored far more often than moves are
-// applied.
-func newUnitPairDiv(n int, alpha float64) *pairDiv {
+// applied; es are the examples' entries, which give each id's most common
+// weight other than 1 (ties: the smallest).
+func newCachedPairDiv(n int, alpha float64, es [][]structure.Entry) *pairDiv {
 	p := newPairDiv(n, alpha)
-	p.unit = true
+	p.cached = true
+	type idW struct {
+		id int32
+		w  float64
+	}
+	count := map[idW]int{}
+	for _, ex := range es {
+		for _, e := range ex {
+			if e.W != 1 {
+				count[idW{e.ID, e.W}]++
+			}
+		}
+	}
+	best := make([]int, n)
+	for k, c := range count {
+		t := &p.t[k.id]
+		if c > best[k.id] || c == best[k.id] && k.w < t.w {
+			best[k.id], t.w = c, k.w
+		}
+	}
 	for k := range p.t {
-		p.t[k].fill(alpha)
+		p.t[k].fillA(alpha)
+		p.t[k].fillB(alpha)
 	}
 	return p
 }
 
-// fill recomputes the weight-1 caches of t.
-func (t *term) fill(alpha float64) {
+// fillA and fillB recompute the caches of t's train and test side.
+func (t *term) fillA(alpha float64) {
 	t.ua = [2]float64{fastPow(t.a+1, alpha), fastPow(t.a+(-1), alpha)}
+	t.wa = [2]float64{fastPow(t.a+t.w, alpha), fastPow(t.a+(-t.w), alpha)}
+}
+
+func (t *term) fillB(alpha float64) {
 	t.ub = [2]float64{fastPow(t.b+1, 1-alpha), fastPow(t.b+(-1), 1-alpha)}
+	t.wb = [2]float64{fastPow(t.b+t.w, 1-alpha), fastPow(t.b+(-t.w), 1-alpha)}
 }
 
 // eps absorbs float residue when weights are subtracted back to zero.
@@ -74,21 +105,24 @@ func (p *pairDiv) current() float64 { return p.div(p.A, p.B, p.S) }
 // entries on the train (test false) or test side, without changing p.
 func (p *pairDiv) what(es []structure.Entry, test bool, sign float64) float64 {
 	dS, dT := 0.0, 0.0
-	u := 0 // index of the weight-1 cache for this sign
+	u := 0 // index of the cached powers for this sign
 	if sign < 0 {
 		u = 1
 	}
-	unit := p.unit && (sign == 1 || sign == -1)
+	cached := p.cached && (sign == 1 || sign == -1)
 	if !test {
 		for _, e := range es {
 			w := sign * e.W
 			dT += w
 			t := &p.t[e.ID]
 			if t.b > 0 {
-				x := 0.0
-				if unit && e.W == 1 {
+				var x float64
+				switch {
+				case cached && e.W == 1:
 					x = t.ua[u]
-				} else {
+				case cached && e.W == t.w:
+					x = t.wa[u]
+				default:
 					x = fastPow(t.a+w, p.alpha)
 				}
 				dS += (x - t.pa) * t.pb
@@ -101,10 +135,13 @@ func (p *pairDiv) what(es []structure.Entry, test bool, sign float64) float64 {
 		dT += w
 		t := &p.t[e.ID]
 		if t.a > 0 {
-			x := 0.0
-			if unit && e.W == 1 {
+			var x float64
+			switch {
+			case cached && e.W == 1:
 				x = t.ub[u]
-			} else {
+			case cached && e.W == t.w:
+				x = t.wb[u]
+			default:
 				x = fastPow(t.b+w, 1-p.alpha)
 			}
 			dS += t.pa * (x - t.pb)
@@ -160,6 +197,9 @@ func (p *pairDiv) apply(es []structure.Entry, test bool, sign float64) {
 			}
 			p.B += w
 			t.pb = p.pow(t.b, 1-p.alpha)
+			if p.cached {
+				t.fillB(p.alpha)
+			}
 		} else {
 			t.a += w
 			if t.a <= eps {
@@ -167,11 +207,11 @@ func (p *pairDiv) apply(es []structure.Entry, test bool, sign float64) {
 			}
 			p.A += w
 			t.pa = p.pow(t.a, p.alpha)
+			if p.cached {
+				t.fillA(p.alpha)
+			}
 		}
 		p.S += t.pa * t.pb
-		if p.unit {
-			t.fill(p.alpha)
-		}
 	}
 }
 
@@ -179,8 +219,9 @@ func (p *pairDiv) apply(es []structure.Entry, test bool, sign float64) {
 func (p *pairDiv) adopt(q *pairDiv) {
 	for k := range p.t {
 		p.t[k].a, p.t[k].pa = q.t[k].a, q.t[k].pa
-		if p.unit {
-			p.t[k].fill(p.alpha)
+		if p.cached {
+			p.t[k].w = q.t[k].w
+			p.t[k].fillA(p.alpha)
 		}
 	}
 	p.A = q.A

@@ -223,8 +223,8 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 	}
 	nEval := nDev + nTest
 	atoms, comps := exampleVectors(ix)
-	ad := newUnitPairDiv(len(ix.Atoms), structure.AtomAlpha)
-	cd := newUnitPairDiv(len(ix.Compounds), structure.CompoundAlpha)
+	ad := newCachedPairDiv(len(ix.Atoms), structure.AtomAlpha, atoms)
+	cd := newCachedPairDiv(len(ix.Compounds), structure.CompoundAlpha, comps)
 
 	stratum, nStrata := lengthStrata(lengths, cfg.LengthBuckets)
 	share := make([]float64, nStrata) // each stratum's share of the pool

@@ -227,10 +227,11 @@ func TestMCDSameAcrossGOMAXPROCS(t *testing.T) {
 	}
 }
 
-// TestUnitPairDivSameBits: the weight-1 caches MCD's scoring keeps give
-// the same bits as computing every power, for additions and removals on
-// both sides, as examples come and go.
-func TestUnitPairDivSameBits(t *testing.T) {
+// TestCachedPairDivSameBits: the power caches MCD's scoring keeps (weight
+// 1 and each id's most common other weight) give the same bits as
+// computing every power, for additions and removals on both sides, as
+// examples come and go.
+func TestCachedPairDivSameBits(t *testing.T) {
 	rng := data.NewRand(3)
 	const ids = 40
 	ex := make([][]structure.Entry, 60)
@@ -246,7 +247,7 @@ func TestUnitPairDivSameBits(t *testing.T) {
 		}
 	}
 	for _, alpha := range []float64{structure.CompoundAlpha, structure.AtomAlpha} {
-		plain, unit := newPairDiv(ids, alpha), newUnitPairDiv(ids, alpha)
+		plain, unit := newPairDiv(ids, alpha), newCachedPairDiv(ids, alpha, ex)
 		in := map[int]bool{}
 		for step := 0; step < 400; step++ {
 			i := rng.IntN(len(ex))
