@@ -26,7 +26,7 @@ type PaperRow struct {
 var Papers = map[string]Paper{
 	"shi-table1": {
 		Name:   "shi-table1",
-		Source: "Shi et al. (2023), Table 1, SCAN: test exact match zero-shot and few-shot, mean ± standard deviation over 3 trials (the two tasks run by scripts/shi_table1.sh)",
+		Source: "Shi et al. (2023), Table 1, SCAN: test exact match zero-shot and few-shot, mean ± standard deviation over 3 trials (the columns of two tasks: length generalization and composing different concepts)",
 		Rows: []PaperRow{
 			{"length", "transformer", "26.9 ± 0.7", "28.7 ± 1.7"},
 			{"compose-different-concepts", "transformer", "10.5 ± 2.4", "56.5 ± 6.4"},

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,6 +46,16 @@ func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCe
 		}
 		todo = append(todo, c)
 	}
+	// Seed-major: every task and model of the first seed before any of the
+	// second, so a sweep stopped early (Ctrl-C, --time-limit) still has
+	// whole tables of one seed.
+	rank := map[uint64]int{}
+	for _, c := range cells {
+		if _, ok := rank[c.Seed]; !ok {
+			rank[c.Seed] = len(rank)
+		}
+	}
+	slices.SortStableFunc(todo, func(a, b Cell) int { return rank[a.Seed] - rank[b.Seed] })
 	report()
 	sem := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
