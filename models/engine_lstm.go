@@ -12,10 +12,11 @@ import (
 // EngineLSTM runs an LSTM model (lstm-attention, lstm-copy; Keysers et al.
 // 2020 App. E, Bogin et al. 2022 §5.3; the architecture is described in
 // lstm.go) on an engine backend. It is the models' only implementation:
-// the forward pass (engine_lstm_pass.go, engine_lstm_tenc.go), its
-// hand-derived backward pass (engine_lstm_back.go) and decoding
-// (engine_lstm_decode.go) as kernel calls on device buffers, the same on
-// the CPU backend and on a GPU. The weights, gradients and Adam moments
+// the forward pass (engine_lstm_pass.go), its hand-derived backward pass
+// (engine_lstm_back.go) and decoding (engine_lstm_decode.go) as kernel
+// calls on device buffers, the same on the CPU backend and on a GPU. The
+// Transformer encoder is the Transformer's own graph, compiled by package
+// engine and run on the same backend and weights (engine_lstm_tenc.go). The weights, gradients and Adam moments
 // stay on the backend; a training step uploads the batch (ids, lengths,
 // masks) and downloads the loss and the gradient norm. It implements
 // Runner, so evaluation and decoding run on the backend too. The host
@@ -36,9 +37,12 @@ import (
 //     (the drop* sites of lstm.go) over a time-major buffer, on every
 //     backend. lstm-copy's word dropout is drawn on the host and uploaded
 //     with the ids.
-//   - The Transformer encoder (Config.Encoder "transformer") runs
-//     batch-major, as the Transformer models do; its output is permuted to
-//     the time-major memory (engine_lstm_tenc.go).
+//   - The Transformer encoder (Config.Encoder "transformer") is the
+//     Transformer's encoder graph (builder.encodeStack), compiled per batch
+//     shape; it runs batch-major, as the Transformer models do, and its
+//     output is permuted to the time-major memory. Its gradients are the
+//     graph's vector-Jacobian product of the memory's gradient, copied
+//     into the model's gradient buffers (engine_lstm_tenc.go).
 //   - The tests (engine_lstm_test.go) check the gradients against finite
 //     differences of the loss, the forward pass against a hand
 //     computation, and decoding against the training pass and against
@@ -57,6 +61,11 @@ type EngineLSTM struct {
 	dints [5]intBuf    // decoding's ids and lengths
 	from  intBuf       // decoding's int32 [B] state rows to gather
 	enc   *lstmEncoded // the memory of the last Encode or uploaded memory
+	// The Transformer encoder's compiled programs (engine_lstm_tenc.go).
+	tprogs   map[tencKey]*tencProg
+	tclock   uint64
+	posTable engine.Buf // [posRows, D] sinusoidal positions
+	posRows  int
 }
 
 // NewEngineLSTM uploads m's weights to b, for evaluation and decoding.
@@ -100,6 +109,9 @@ func newEngineLSTM(m *LSTM, b engine.Backend, c *ops.AdamConfig) (*EngineLSTM, e
 	}
 	if err == nil && c != nil {
 		e.opt, err = engine.NewAdam(b, sizes, *c)
+	}
+	if err == nil && m.tenc != nil {
+		err = e.posTableFor(tencPosRows) // uploaded now, not in a step
 	}
 	if err != nil {
 		e.Close()
@@ -164,7 +176,7 @@ func (e *EngineLSTM) pass(bt *Batch, train bool, eps float64, step int) (float64
 		return 0, err
 	}
 	e.work.reset()
-	f := &devPass{e: e, a: &e.work, ints: &e.ints, B: bt.B, S: bt.S, T: bt.T}
+	f := &devPass{e: e, a: &e.work, ints: &e.ints, B: bt.B, S: bt.S, T: bt.T, train: train}
 	if train && m.Cfg.Dropout > 0 {
 		f.drop, f.step = true, step
 	}
@@ -209,6 +221,14 @@ func (e *EngineLSTM) Close() {
 		e.dints[i].free(e.b)
 	}
 	e.from.free(e.b)
+	for _, tp := range e.tprogs {
+		tp.free(e.b)
+	}
+	e.tprogs = nil
+	if e.posTable != nil {
+		e.b.Free(e.posTable)
+		e.posTable, e.posRows = nil, 0
+	}
 	for _, g := range append(e.grads, e.one, e.loss) {
 		if g != nil {
 			e.b.Free(g)

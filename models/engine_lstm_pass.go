@@ -36,6 +36,7 @@ type devPass struct {
 	a       *devArena
 	ints    *[5]intBuf
 	B, S, T int
+	train   bool // a training pass: the backward pass follows
 	drop    bool
 	step    int
 	count   int // target rows that count (not padding)
@@ -44,8 +45,9 @@ type devPass struct {
 	tgtTM             []int      // [T*B] time-major targets
 	srcIDs, lenBuf    engine.Buf // int32 [S*B], [B]
 	decIDs, tgtBuf    engine.Buf // int32 [T*B], [T*B]
-	encMask           engine.Buf // [S*B] the BiLSTM's step masks; the Transformer encoder's [B*S*S + S*D] (tencInputs)
-	tenc              *devTEnc   // the Transformer encoder's forward state
+	encMask           engine.Buf // [S*B] the BiLSTM's step masks
+	embIDs            []int      // [B*S] the Transformer encoder's source ids as embedded
+	tprog             *tencProg  // the Transformer encoder's program of this pass
 	srcX, srcDrop     engine.Buf // [S*B, H] embeddings after dropout, mask
 	enc               [][2]*devRun
 	encOut, encInDrop []engine.Buf // [layer] outputs [S*B, 2H]; masks on inputs of layers > 0
@@ -110,11 +112,12 @@ func (f *devPass) upload(bt *Batch) error {
 		}
 	}
 	// The BiLSTM takes time-major ids and step masks; the Transformer
-	// encoder batch-major ids and its attention mask and positions
+	// encoder's program takes the batch-major ids and its padding mask
 	// (engine_lstm_tenc.go).
-	src, mask := embIDs, []float32(nil)
+	var src []int
+	var mask []float32
 	if m.tenc != nil {
-		mask = f.tencInputs()
+		f.embIDs = embIDs
 	} else {
 		src, mask = make([]int, S*B), make([]float32, S*B) // time-major, [S*B]
 		for t := 0; t < S; t++ {
@@ -144,8 +147,16 @@ func (f *devPass) upload(bt *Batch) error {
 		}
 	}
 	var err error
-	if f.srcIDs, err = f.ints[slotSrc].set(be, src); err != nil {
-		return err
+	if m.tenc == nil {
+		if f.srcIDs, err = f.ints[slotSrc].set(be, src); err != nil {
+			return err
+		}
+		if f.encMask, err = f.alloc(len(mask)); err != nil { // [S*B]
+			return err
+		}
+		if err := be.Upload(f.encMask, mask); err != nil {
+			return err
+		}
 	}
 	if f.lenBuf, err = f.ints[slotLen].set(be, f.srcLen); err != nil {
 		return err
@@ -154,12 +165,6 @@ func (f *devPass) upload(bt *Batch) error {
 		return err
 	}
 	if f.tgtBuf, err = f.ints[slotTgt].set(be, f.tgtTM); err != nil {
-		return err
-	}
-	if f.encMask, err = f.alloc(len(mask)); err != nil { // [S*B] or the Transformer encoder's
-		return err
-	}
-	if err := be.Upload(f.encMask, mask); err != nil {
 		return err
 	}
 	if !m.Copy {
@@ -257,8 +262,8 @@ func (f *devPass) runFwd(r *devRun) error {
 	return nil
 }
 
-// encode runs the encoder (the bidirectional LSTM here, the Transformer
-// in engine_lstm_tenc.go); it sets mem and keys.
+// encode runs the encoder (the bidirectional LSTM here, the Transformer's
+// program in engine_lstm_tenc.go); it sets mem and keys.
 func (f *devPass) encode() error {
 	m, be, H, B, S := f.e.m, f.e.b, f.e.m.Cfg.Dim, f.B, f.S
 	if m.tenc != nil {

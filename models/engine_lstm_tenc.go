@@ -2,110 +2,308 @@ package models
 
 import (
 	"fmt"
-	"math"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"compbench/engine"
-	"compbench/kernels"
 	"compbench/ops"
 )
 
 // The LSTM models' Transformer encoder (lstm_tenc.go; Bogin et al. 2022,
-// §5.3) on an engine backend: encodeTransformer and backwardTransformer as
-// kernel calls. The encoder runs batch-major (row b*S+t), and each dropout
-// site draws its mask over that buffer; the final LayerNorm's output is
-// then permuted into the time-major memory the decoder reads, and the
-// memory's gradient back.
+// §5.3) on an engine backend: the Transformer's own encoder graph
+// (builder.encodeStack) over the LSTM's parameters, compiled by package
+// engine once per batch shape and run on the LSTM's backend, bound to its
+// weight buffers.
 //
-// Each row attends over its real positions only, and padded query
-// positions get zeros in the head outputs: the scores of all S×S
-// positions are computed and an uploaded mask [B, 1, S, S] sets -Inf
-// wherever the query or the key is padding, and AttnSoftmax turns an all
-// -Inf row into zeros.
+// A training program computes the memory and the vector-Jacobian product
+// of the memory's gradient: one graph with the memory [B*S, D] as output
+// and, as its gradient, an input dMem, differentiated by Gorgonia
+// (G.Backpropagate from mem with dMem as the output's gradient, which is
+// G.Grad of the scalar Σ(mem ⊙ dMem) without building that sum). The
+// program runs in two parts on one machine: the steps up to the memory,
+// then, once the LSTM program has produced dMem, the rest. The backward
+// part reads the forward part's activations and dropout masks, so nothing
+// is computed twice and the masks are those of the forward pass. An
+// evaluation program (no dropout, no gradients) computes the memory only.
+//
+// The graph is batch-major (row b*S+t), as the Transformer's; the memory
+// is copied into the time-major layout the decoder reads, and its gradient
+// back (permute).
 
-// devTLayer is one encoder layer's forward state; the dropout masks are
-// nil without dropout.
-type devTLayer struct {
-	x, y0        engine.Buf // [N, D] the layer's input, LN0(x)
-	q, k, v      engine.Buf // [N, D]
-	probs        engine.Buf // [B, heads, S, S] attention weights
-	att          engine.Buf // [N, D] head outputs, concatenated
-	drop0        engine.Buf // [N, D] mask on the attention sublayer output
-	x1, y1       engine.Buf // [N, D] x + attention sublayer, LN1(x1)
-	hid, hidDrop engine.Buf // [N, MLP] ReLU output after dropout, mask
-	drop1        engine.Buf // [N, D] mask on the feed-forward output
+// tencKey identifies a compiled encoder program.
+type tencKey struct {
+	train bool // memory and gradients, with dropout; else the memory only
+	b, s  int
 }
 
-// devTEnc is the encoder's forward state.
-type devTEnc struct {
-	embDrop engine.Buf // [N, D] mask on embeddings + positions
-	layers  []devTLayer
-	xF      engine.Buf // [N, D] the final LayerNorm's input
+// tencPrograms bounds the compiled encoder programs an EngineLSTM keeps;
+// the least recently used is dropped beyond it.
+const tencPrograms = 8
+
+// tencProg is the compiled encoder of one batch shape.
+type tencProg struct {
+	mc *engine.Machine
+	// full is the program; fwd and bwd (training programs) its steps up to
+	// the memory and the rest.
+	full, fwd, bwd *engine.Program
+	src, bias      *G.Node    // int [B*S] ids; [B, 1, S, S] padding mask
+	pos            engine.Buf // [B*S, D] the sinusoidal positions, bound to the graph's src_pos
+	mem, dMem      *G.Node    // [B*S, D] the memory and its gradient (training)
+	gradIdx        []int      // the parameter of each gradient
+	gradBufs       []engine.Buf
+	drop           *ops.DropoutSource // nil without dropout
+	biasHost       []float32          // [B*S*S]
+	last           uint64
 }
 
-// tencInputs is the host part of the encoder's upload: the attention mask
-// [B, 1, S, S] (0 where query and key are both real, -Inf elsewhere) and
-// the sinusoidal positions [S, D], in one buffer.
-func (f *devPass) tencInputs() []float32 {
-	B, S, D := f.B, f.S, f.e.m.Cfg.Dim
-	buf := make([]float32, B*S*S+S*D) // [B*S*S + S*D]
-	negInf := float32(math.Inf(-1))
+// tencProgram returns the encoder program for k, compiling it on first
+// use.
+func (e *EngineLSTM) tencProgram(k tencKey) (*tencProg, error) {
+	e.tclock++
+	if tp, ok := e.tprogs[k]; ok {
+		tp.last = e.tclock
+		return tp, nil
+	}
+	for len(e.tprogs) >= tencPrograms {
+		var old tencKey
+		var oldest uint64
+		first := true
+		for key, tp := range e.tprogs {
+			if first || tp.last < oldest {
+				old, oldest, first = key, tp.last, false
+			}
+		}
+		e.tprogs[old].free(e.b)
+		delete(e.tprogs, old)
+	}
+	tp, err := e.compileTEnc(k)
+	if err != nil {
+		return nil, fmt.Errorf("transformer encoder program %+v: %w", k, err)
+	}
+	tp.last = e.tclock
+	if e.tprogs == nil {
+		e.tprogs = map[tencKey]*tencProg{}
+	}
+	e.tprogs[k] = tp
+	return tp, nil
+}
+
+// compileTEnc builds the encoder graph for k with the Transformer's
+// builder and compiles it.
+func (e *EngineLSTM) compileTEnc(k tencKey) (*tencProg, error) {
+	m, te := e.m, e.m.tenc
+	B, S, D := k.b, k.s, m.Cfg.Dim
+	b := &builder{p: &m.p, cfg: te.cfg, enc: te.ids, g: G.NewGraph(), nodes: map[int]*G.Node{}, train: k.train}
+	tp := &tencProg{biasHost: make([]float32, B*S*S)}
+	if k.train && te.cfg.Dropout > 0 {
+		// Numbered from 0 in every program, as the Transformer's graphs:
+		// the masks depend on the seed, the op and the step only.
+		b.drop = ops.NewDropoutSource(m.seed)
+		tp.drop = b.drop
+	}
+	tp.src = b.input("src", tensor.Int, B*S)
+	tp.bias = b.input("enc_bias", tensor.Float32, B, 1, S, S)
+	// The positions are not fed per run: the engine takes the graph's
+	// src_pos for a parameter, bound to tp.pos, which the machine neither
+	// allocates nor uploads.
+	pos := b.input("src_pos", tensor.Float32, B*S, D)
+	tp.mem = b.encodeStack(tp.src, pos, B, S, tp.bias) // [B*S, D]
+	if b.err != nil {
+		return nil, b.err
+	}
+	roots, inputs := G.Nodes{tp.mem}, []*G.Node{tp.src, tp.bias}
+	var grads G.Nodes
+	if k.train {
+		tp.dMem = b.input("mem_grad", tensor.Float32, B*S, D)
+		var wrt G.Nodes
+		for i := range m.p.Names {
+			if n, ok := b.nodes[i]; ok {
+				wrt = append(wrt, n)
+				tp.gradIdx = append(tp.gradIdx, i)
+			}
+		}
+		var err error
+		if grads, err = G.Backpropagate(G.Nodes{tp.mem}, G.Nodes{tp.dMem}, wrt); err != nil {
+			return nil, fmt.Errorf("gradient: %w", err)
+		}
+		roots, inputs = append(roots, grads...), append(inputs, tp.dMem)
+	}
+	prog, err := engine.Compile(roots, engine.Options{Inputs: inputs})
+	if err != nil {
+		return nil, err
+	}
+	tp.full = prog
+	if k.train {
+		if tp.fwd, tp.bwd, err = splitAt(prog, tp.mem, tp.dMem); err != nil {
+			return nil, err
+		}
+	}
+	if tp.pos, err = e.positions(B, S); err != nil {
+		return nil, err
+	}
+	shared := e.w.Shared()
+	shared[pos.Name()] = tp.pos
+	if tp.mc, err = engine.NewSharedMachine(prog, e.b, shared); err != nil {
+		tp.free(e.b)
+		return nil, err
+	}
+	for _, g := range grads {
+		buf, err := tp.mc.Buffer(g)
+		if err != nil {
+			tp.free(e.b)
+			return nil, err
+		}
+		tp.gradBufs = append(tp.gradBufs, buf)
+	}
+	return tp, nil
+}
+
+// free releases the program's machine and positions.
+func (tp *tencProg) free(b engine.Backend) {
+	if tp.mc != nil {
+		tp.mc.Close()
+	}
+	if tp.pos != nil {
+		b.Free(tp.pos)
+	}
+	tp.mc, tp.pos = nil, nil
+}
+
+// tencPosRows is the number of positions the sinusoid table starts with.
+const tencPosRows = 256
+
+// positions returns a new buffer of sinusoidal positions [B*S, D] (each
+// batch row's S positions), copied on the device from the model's table
+// of positions, which is uploaded when the model is made and again only
+// when a source is longer than any before (and 256).
+func (e *EngineLSTM) positions(B, S int) (engine.Buf, error) {
+	D := e.m.Cfg.Dim
+	if err := e.posTableFor(S); err != nil {
+		return nil, err
+	}
+	pos, err := e.b.Alloc(B * S * D) // [B*S, D]
+	if err != nil {
+		return nil, err
+	}
 	for b := 0; b < B; b++ {
-		n := f.srcLen[b]
-		for i := 0; i < S; i++ {
-			row := buf[(b*S+i)*S : (b*S+i+1)*S]
-			for j := range row {
-				if i >= n || j >= n {
-					row[j] = negInf
-				}
+		if err := e.b.Copy2D(S, D, e.posTable, D, e.b.View(pos, b*S*D, S*D), D); err != nil {
+			e.b.Free(pos)
+			return nil, err
+		}
+	}
+	return pos, nil
+}
+
+// splitAt splits p's steps after the last one the memory depends on. The
+// first part must not read the memory's gradient, directly or through
+// another step; running it, then the second part, is running p.
+func splitAt(p *engine.Program, mem, dMem *G.Node) (fwd, bwd *engine.Program, err error) {
+	memID, ok1 := p.BufferOf(mem)
+	dID, ok2 := p.BufferOf(dMem)
+	if !ok1 || !ok2 {
+		return nil, nil, fmt.Errorf("split: the memory or its gradient is not in the program")
+	}
+	need, k := map[int]bool{memID: true}, 0
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		st := &p.Steps[i]
+		if !need[st.Out] && (st.Aux < 0 || !need[st.Aux]) {
+			continue
+		}
+		k = max(k, i+1)
+		for _, in := range st.In {
+			need[in] = true
+		}
+	}
+	tainted := map[int]bool{dID: true}
+	for i := 0; i < k; i++ {
+		for _, in := range p.Steps[i].In {
+			if tainted[in] {
+				return nil, nil, fmt.Errorf("split: step %d (%s), before the memory is complete, reads its gradient", i, p.Steps[i].String())
 			}
 		}
 	}
-	fillPos(buf[B*S*S:], 1, S, D)
-	return buf
+	f, b := *p, *p
+	f.Steps, b.Steps = p.Steps[:k], p.Steps[k:]
+	return &f, &b, nil
 }
 
-// attnGemm is the per-(row, head) product of the encoder's self-attention
-// on batch-major buffers: operands of width D (q, k, v and their
-// gradients, head h at column h·dk) or S (scores and weights [B, heads,
-// S, S]). wide says which operands have width D.
-func (f *devPass) attnGemm(ta, tb bool, m, n, k int, alpha float32, wideA, wideB, wideC bool, a, b, c engine.Buf) error {
-	D, S, heads := f.e.m.Cfg.Dim, f.S, f.e.m.tenc.heads
-	dk := D / heads
-	ld := func(wide bool) (int, [2]int) {
-		if wide {
-			return D, [2]int{S * D, dk}
+// runPart runs part (the program of tp or one of its parts) on tp's
+// machine.
+func (tp *tencProg) runPart(part *engine.Program) error {
+	tp.mc.Prog = part
+	defer func() { tp.mc.Prog = tp.full }()
+	return tp.mc.Run()
+}
+
+// encodeTransformer runs the encoder (for training, its part up to the
+// memory): it sets f.mem [S*B, D] (time-major) and f.keys.
+func (f *devPass) encodeTransformer() error {
+	e, be, D, B, S := f.e, f.e.b, f.e.m.Cfg.Dim, f.B, f.S
+	N := B * S
+	tp, err := e.tencProgram(tencKey{train: f.train, b: B, s: S})
+	if err != nil {
+		return err
+	}
+	if err := tp.mc.SetInts(tp.src, f.embIDs); err != nil {
+		return err
+	}
+	fillPadBias(tp.biasHost, B, S, S, f.srcLen, f.srcLen)
+	if err := tp.mc.SetFloats(tp.bias, tp.biasHost); err != nil {
+		return err
+	}
+	part := tp.full
+	if f.train {
+		part = tp.fwd
+	}
+	if tp.drop != nil {
+		tp.drop.SetStep(uint64(f.step))
+	}
+	if err := tp.runPart(part); err != nil {
+		return err
+	}
+	f.tprog = tp
+	mem, err := tp.mc.Buffer(tp.mem) // [B*S, D]
+	if err != nil {
+		return err
+	}
+	if f.mem, err = f.alloc(N * D); err != nil { // [S*B, D]
+		return err
+	}
+	if err := f.permute(mem, f.mem, true); err != nil {
+		return err
+	}
+	if f.keys, err = f.alloc(N * D); err != nil { // [S*B, H]
+		return err
+	}
+	return mm(be, false, false, N, D, D, f.mem, f.param(e.m.wk), 0, f.keys)
+}
+
+// backwardTransformer finishes the encoder's training program from the
+// memory's gradient [S*B, D] (time-major) and copies the parameters'
+// gradients into the model's gradient buffers.
+func (f *devPass) backwardTransformer(dMem engine.Buf) error {
+	e, tp := f.e, f.tprog
+	if tp == nil || tp.bwd == nil {
+		return fmt.Errorf("transformer encoder: no training forward pass to continue")
+	}
+	in, err := tp.mc.Buffer(tp.dMem) // [B*S, D]
+	if err != nil {
+		return err
+	}
+	if err := f.permute(dMem, in, false); err != nil {
+		return err
+	}
+	if err := tp.runPart(tp.bwd); err != nil {
+		return err
+	}
+	for k, i := range tp.gradIdx {
+		n := e.w.Sizes[i]
+		if err := e.b.Copy2D(1, n, tp.gradBufs[k], n, e.grads[i], n); err != nil {
+			return fmt.Errorf("gradient of %s: %w", e.m.p.Names[i], err)
 		}
-		return S, [2]int{heads * S * S, S * S}
 	}
-	p := kernels.GemmParams{TransA: ta, TransB: tb, M: m, N: n, K: k, Alpha: alpha, Batch: [2]int{f.B, heads}}
-	p.LdA, p.StrideA = ld(wideA)
-	p.LdB, p.StrideB = ld(wideB)
-	p.LdC, p.StrideC = ld(wideC)
-	return f.e.b.Gemm(p, a, b, c)
-}
-
-// linear is y [n, out] = x [n, in]·W + b.
-func (f *devPass) linear(n, in, out int, x engine.Buf, w, b int, y engine.Buf) error {
-	if err := mm(f.e.b, false, false, n, out, in, x, f.param(w), 0, y); err != nil {
-		return err
-	}
-	return f.e.b.AddBias(n, out, y, f.param(b), y)
-}
-
-// linearBack writes the gradients of W and b of y = x·W + b and, when dx
-// is not nil, dx = dy·Wᵀ (beta 1 adds it to dx).
-func (f *devPass) linearBack(n, in, out int, x, dy engine.Buf, w, b int, beta float32, dx engine.Buf) error {
-	be := f.e.b
-	if err := mm(be, true, false, in, out, n, x, dy, 0, f.grad(w)); err != nil { // [in, out]
-		return err
-	}
-	if err := be.SumRows(n, out, dy, f.grad(b)); err != nil {
-		return err
-	}
-	if dx == nil {
-		return nil
-	}
-	return mm(be, false, true, n, in, out, dy, f.param(w), beta, dx) // [n, in]
+	return nil
 }
 
 // permute copies a [rows of B·S, D] buffer between the batch-major and
@@ -140,261 +338,26 @@ func (f *devPass) permute(src, dst engine.Buf, toTimeMajor bool) error {
 	return nil
 }
 
-// encodeTransformer runs the encoder: it sets
-// f.mem [S*B, D] (time-major) and f.keys.
-func (f *devPass) encodeTransformer() error {
-	m, be, e := f.e.m, f.e.b, f.e.m.tenc
-	D, B, S, F, heads := m.Cfg.Dim, f.B, f.S, e.mlp, e.heads
-	N := B * S
-	eps := float32(ops.LayerNormEps)
-	scale := float32(1 / math.Sqrt(float64(D/heads)))
-	mask, pos := be.View(f.encMask, 0, B*S*S), be.View(f.encMask, B*S*S, S*D)
-	f.tenc = &devTEnc{layers: make([]devTLayer, len(e.layers))}
-	alloc := func(bufs ...*engine.Buf) error {
-		for _, p := range bufs {
-			var err error
-			if *p, err = f.alloc(N * D); err != nil { // [N, D]
-				return err
-			}
-		}
+// posTableFor makes sure the table of positions has at least S rows.
+func (e *EngineLSTM) posTableFor(S int) error {
+	if S <= e.posRows {
 		return nil
 	}
-	var x engine.Buf
-	if err := alloc(&x); err != nil {
-		return err
-	}
-	if err := be.Embed(N, D, f.param(m.srcEmb), f.srcIDs, x); err != nil { // [N, D]
-		return err
-	}
-	if err := be.AddBias(B, S*D, x, pos, x); err != nil { // + positions, per batch row
-		return err
-	}
-	if f.drop {
-		var err error
-		if f.tenc.embDrop, err = f.dropout(dropTEnc, N*D, x); err != nil {
-			return err
-		}
-	}
-	for li, l := range e.layers {
-		c := &f.tenc.layers[li]
-		c.x = x
-		if err := alloc(&c.y0, &c.q, &c.k, &c.v, &c.att, &c.x1, &c.y1); err != nil {
-			return err
-		}
-		var err error
-		if c.probs, err = f.alloc(B * heads * S * S); err != nil { // [B, heads, S, S]
-			return err
-		}
-		if c.hid, err = f.alloc(N * F); err != nil { // [N, MLP]
-			return err
-		}
-		if err := be.LayerNorm(N, D, eps, x, f.param(l.ln0[0]), f.param(l.ln0[1]), c.y0); err != nil {
-			return err
-		}
-		for _, p := range []struct {
-			w, b int
-			y    engine.Buf
-		}{{l.wq, l.bq, c.q}, {l.wk, l.bk, c.k}, {l.wv, l.bv, c.v}} {
-			if err := f.linear(N, D, D, c.y0, p.w, p.b, p.y); err != nil { // [N, D]
-				return err
-			}
-		}
-		if err := f.attnGemm(false, true, S, S, D/heads, scale, true, true, false, c.q, c.k, c.probs); err != nil { // [B, heads, S, S] scores
-			return err
-		}
-		sh := kernels.AttnShape{B: B, H: heads, Tq: S, Tk: S}
-		if err := be.AttnSoftmax(sh, c.probs, mask, kernels.Bcast{B: B, H: 1}, nil, kernels.Bcast{}, c.probs); err != nil {
-			return err
-		}
-		if err := f.attnGemm(false, false, S, D/heads, S, 1, false, true, true, c.probs, c.v, c.att); err != nil { // [N, D]
-			return err
-		}
-		if err := f.linear(N, D, D, c.att, l.wo, l.bo, c.x1); err != nil { // [N, D] the sublayer output
-			return err
-		}
-		if f.drop {
-			if c.drop0, err = f.dropout(dropTEnc+4*li+1, N*D, c.x1); err != nil {
-				return err
-			}
-		}
-		if err := be.Binary(kernels.OpAdd, N*D, c.x1, 1, x, 1, c.x1); err != nil { // x1 = x + drop(attn)
-			return err
-		}
-		if err := be.LayerNorm(N, D, eps, c.x1, f.param(l.ln1[0]), f.param(l.ln1[1]), c.y1); err != nil {
-			return err
-		}
-		if err := f.linear(N, D, F, c.y1, l.w1, l.b1, c.hid); err != nil { // [N, MLP]
-			return err
-		}
-		if err := be.ReLU(N*F, c.hid, c.hid); err != nil {
-			return err
-		}
-		if f.drop {
-			if c.hidDrop, err = f.dropout(dropTEnc+4*li+2, N*F, c.hid); err != nil {
-				return err
-			}
-		}
-		var x2 engine.Buf
-		if err := alloc(&x2); err != nil {
-			return err
-		}
-		if err := f.linear(N, F, D, c.hid, l.w2, l.b2, x2); err != nil { // [N, D] the sublayer output
-			return err
-		}
-		if f.drop {
-			if c.drop1, err = f.dropout(dropTEnc+4*li+3, N*D, x2); err != nil {
-				return err
-			}
-		}
-		if err := be.Binary(kernels.OpAdd, N*D, x2, 1, c.x1, 1, x2); err != nil { // x2 = x1 + drop(ffn)
-			return err
-		}
-		x = x2
-	}
-	f.tenc.xF = x
-	y, err := f.alloc(N * D) // [N, D] batch-major memory
+	D := e.m.Cfg.Dim
+	rows := max(S, 2*e.posRows, tencPosRows)
+	tab, err := e.b.Alloc(rows * D) // [rows, D]
 	if err != nil {
 		return err
 	}
-	if err := be.LayerNorm(N, D, eps, x, f.param(e.ln[0]), f.param(e.ln[1]), y); err != nil {
+	host := make([]float32, rows*D)
+	fillPos(host, 1, rows, D)
+	if err := e.b.Upload(tab, host); err != nil {
+		e.b.Free(tab)
 		return err
 	}
-	if f.mem, err = f.alloc(N * D); err != nil { // [S*B, D]
-		return err
+	if e.posTable != nil {
+		e.b.Free(e.posTable)
 	}
-	if err := f.permute(y, f.mem, true); err != nil {
-		return err
-	}
-	if f.keys, err = f.alloc(N * D); err != nil { // [S*B, H]
-		return err
-	}
-	return mm(be, false, false, N, D, D, f.mem, f.param(m.wk), 0, f.keys)
-}
-
-// layerNormBack writes the gain and bias gradients of y = LN(x) and dx =
-// the input gradient (beta 1: added to dx, through tmp [N, D]).
-func (f *devPass) layerNormBack(x, dy engine.Buf, ln [2]int, add bool, dx, tmp engine.Buf) error {
-	be, N, D := f.e.b, f.B*f.S, f.e.m.Cfg.Dim
-	eps := float32(ops.LayerNormEps)
-	if err := be.LayerNormGradGamma(N, D, eps, x, dy, f.grad(ln[0])); err != nil {
-		return err
-	}
-	if err := be.LayerNormGradBeta(N, D, dy, f.grad(ln[1])); err != nil {
-		return err
-	}
-	if !add {
-		return be.LayerNormGradX(N, D, eps, x, f.param(ln[0]), dy, dx)
-	}
-	if err := be.LayerNormGradX(N, D, eps, x, f.param(ln[0]), dy, tmp); err != nil {
-		return err
-	}
-	return be.Binary(kernels.OpAdd, N*D, dx, 1, tmp, 1, dx)
-}
-
-// backwardTransformer is the encoder's backward pass: from
-// the memory's gradient [S*B, D] (time-major) to the source embeddings'.
-func (f *devPass) backwardTransformer(dMem engine.Buf) error {
-	m, be, e, c0 := f.e.m, f.e.b, f.e.m.tenc, f.tenc
-	D, B, S, F, heads := m.Cfg.Dim, f.B, f.S, e.mlp, e.heads
-	N, dk := B*S, D/heads
-	scale := float32(1 / math.Sqrt(float64(dk)))
-	bufs := make([]engine.Buf, 8)
-	for i := range bufs {
-		var err error
-		if bufs[i], err = f.alloc(N * D); err != nil {
-			return err
-		}
-	}
-	// [N, D] each: the residual stream's gradient, a sublayer output's,
-	// an input gradient, scratch, and the gradients of q, k, v, att.
-	dx, dOut, dIn, tmp, dq, dkk, dv, dAtt := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7]
-	dHid, err := f.alloc(N * F) // [N, MLP]
-	if err != nil {
-		return err
-	}
-	dP, err := f.alloc(B * heads * S * S) // [B, heads, S, S]
-	if err != nil {
-		return err
-	}
-	if err := f.permute(dMem, dOut, false); err != nil {
-		return err
-	}
-	if err := f.layerNormBack(c0.xF, dOut, e.ln, false, dx, nil); err != nil {
-		return fmt.Errorf("final LayerNorm: %w", err)
-	}
-	// dropGrad is dy through a dropout mask into out, or dy itself without
-	// dropout.
-	dropGrad := func(n int, dy, mask, out engine.Buf) (engine.Buf, error) {
-		if mask == nil {
-			return dy, nil
-		}
-		return out, be.DropoutGrad(n, dy, mask, out)
-	}
-	for li := len(e.layers) - 1; li >= 0; li-- {
-		l, c := e.layers[li], &c0.layers[li]
-		// x2 = x1 + drop(FFN(LN1(x1)))
-		do, err := dropGrad(N*D, dx, c.drop1, dOut)
-		if err != nil {
-			return err
-		}
-		if err := f.linearBack(N, F, D, c.hid, do, l.w2, l.b2, 0, dHid); err != nil {
-			return err
-		}
-		if err := be.ReLUGrad(N*F, c.hid, dHid, dHid); err != nil {
-			return err
-		}
-		if c.hidDrop != nil {
-			if err := be.DropoutGrad(N*F, dHid, c.hidDrop, dHid); err != nil {
-				return err
-			}
-		}
-		if err := f.linearBack(N, D, F, c.y1, dHid, l.w1, l.b1, 0, dIn); err != nil {
-			return err
-		}
-		if err := f.layerNormBack(c.x1, dIn, l.ln1, true, dx, tmp); err != nil {
-			return fmt.Errorf("layer %d: LN1: %w", li, err)
-		}
-		// x1 = x + drop(Attn(LN0(x)))
-		da, err := dropGrad(N*D, dx, c.drop0, dOut)
-		if err != nil {
-			return err
-		}
-		if err := f.linearBack(N, D, D, c.att, da, l.wo, l.bo, 0, dAtt); err != nil {
-			return err
-		}
-		// dV = Pᵀ·dO; dP = dO·Vᵀ; dS = P⊙(dP − rowsum(P⊙dP)); dQ = s·dS·K;
-		// dK = s·dSᵀ·Q.
-		if err := f.attnGemm(true, false, S, dk, S, 1, false, true, true, c.probs, dAtt, dv); err != nil {
-			return err
-		}
-		if err := f.attnGemm(false, true, S, S, dk, 1, true, true, false, dAtt, c.v, dP); err != nil {
-			return err
-		}
-		if err := be.AttnSoftmaxGrad(B*heads*S, S, c.probs, dP, dP); err != nil {
-			return err
-		}
-		if err := f.attnGemm(false, false, S, dk, S, scale, false, true, true, dP, c.k, dq); err != nil {
-			return err
-		}
-		if err := f.attnGemm(true, false, S, dk, S, scale, false, true, true, dP, c.q, dkk); err != nil {
-			return err
-		}
-		for i, p := range []struct {
-			w, b int
-			d    engine.Buf
-		}{{l.wq, l.bq, dq}, {l.wk, l.bk, dkk}, {l.wv, l.bv, dv}} {
-			if err := f.linearBack(N, D, D, c.y0, p.d, p.w, p.b, float32(min(i, 1)), dIn); err != nil {
-				return err
-			}
-		}
-		if err := f.layerNormBack(c.x, dIn, l.ln0, true, dx, tmp); err != nil {
-			return fmt.Errorf("layer %d: LN0: %w", li, err)
-		}
-	}
-	if c0.embDrop != nil {
-		if err := be.DropoutGrad(N*D, dx, c0.embDrop, dx); err != nil {
-			return err
-		}
-	}
-	return be.EmbedGrad(m.Cfg.SrcVocab, D, N, dx, f.srcIDs, f.grad(m.srcEmb))
+	e.posTable, e.posRows = tab, rows
+	return nil
 }

@@ -133,12 +133,7 @@ func graphBytes(g *G.ExprGraph, params map[int]*G.Node) int64 {
 
 func (m *Transformer) build(k graphKey) (*compiled, error) {
 	cfg := m.Cfg
-	b := &builder{m: m, g: G.NewGraph(), nodes: map[int]*G.Node{}, train: k.kind == kindTrain}
-	if b.train {
-		// One source per graph: op numbers then do not depend on the
-		// order in which graphs of different shapes were built.
-		b.drop = ops.NewDropoutSource(m.seed)
-	}
+	b := m.newBuilder(k.kind == kindTrain)
 	in := &graphInputs{B: k.b, S: k.s, T: k.t, vals: map[*G.Node]*tensor.Dense{}}
 	B, S, T, D := k.b, k.s, k.t, cfg.Dim
 	mk := func(name string, dt tensor.Dtype, shape ...int) *G.Node {

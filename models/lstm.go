@@ -123,8 +123,14 @@ const (
 	dropTgtEmb = 2000 // decoder input embeddings [T*B, H]
 	dropDecIn  = 3000 // + l: inputs of decoder layer l > 0 [T*B, H]
 	dropOut    = 4000 // [h; ctx] of every decoder position, time-major [T*B, H+W]
-	dropTEnc   = 5000 // + 4l + k: the Transformer encoder's four sites of layer l
 )
+
+// The Transformer encoder's dropout ops are the Transformer graph's
+// (builder.dropout): numbered 0, 1, ... in the order the graph makes them
+// (the embeddings, then per layer the attention output, the feed-forward
+// hidden layer and its output), with the same seed and step, over its
+// batch-major buffers. They share numbers with the BiLSTM's sites, which
+// such a model does not have.
 
 // IsLSTM reports whether a --model name is one of the recurrent models.
 func IsLSTM(variant string) bool { return Variants[variant].Family == "lstm" }
@@ -234,7 +240,7 @@ func NewLSTM(cfg Config, seed uint64, v *Vocab) (*LSTM, error) {
 		m.enc = append(m.enc, [2]cellIDs{cell(n+".fwd", in), cell(n+".bwd", in)})
 	}
 	if m.memW == H {
-		m.tenc = newTEncoder(p, rng, cfg)
+		m.tenc = newTEncoder(p, rng, cfg, m.srcEmb)
 	}
 	W := m.memW
 	for l := 0; l < cfg.Layers; l++ {

@@ -4,66 +4,37 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-
-	"gorgonia.org/tensor"
 )
 
 // The LSTM models' optional Transformer encoder (Config.Encoder
 // "transformer"): Bogin et al. (2022, §5.3) put their copying LSTM decoder
-// on top of a (pretrained) Transformer encoder. The layers are the
-// Transformer's own (transformer.go): sinusoidal positions added to the
-// embeddings, pre-LN self-attention and ReLU feed-forward sublayers with
-// residuals, a final LayerNorm, dropout on the embeddings, the sublayer
-// outputs and the feed-forward hidden layer; the parameter names and shapes
-// are the Transformer's too, so a Transformer run's encoder loads into it
+// on top of a (pretrained) Transformer encoder. It is the Transformer's own
+// encoder: its parameters are made by the Transformer's paramMaker (same
+// names, shapes, order and initialisation as a Transformer's encoder
+// layers), and it computes the memory with the Transformer's graph code
+// (builder.encodeStack: sinusoidal positions added to the embeddings,
+// pre-LN self-attention and ReLU feed-forward sublayers with residuals, a
+// final LayerNorm, dropout on the embeddings, the sublayer outputs and the
+// feed-forward hidden layer), compiled by package engine
+// (engine_lstm_tenc.go). A Transformer run's encoder loads into it
 // (InitEncoder).
-//
-// The engine runs it (engine_lstm_tenc.go);
-// TestLSTMTransformerEncoderMatchesGraph checks that it computes the
-// Transformer graph's memory from the same weights.
 
-// tEncoder holds the parameter ids of the encoder layers.
+// tEncoder is the encoder's parameters and the configuration its graphs
+// are built with.
 type tEncoder struct {
-	layers []tLayerIDs
-	ln     [2]int // final LayerNorm [gain, bias]
-	heads  int
-	mlp    int
+	ids encoderIDs
+	// cfg is the LSTM's configuration with the encoder's heads and layer
+	// count in Heads and Layers, and no relative attention.
+	cfg Config
 }
 
-type tLayerIDs struct {
-	wq, wk, wv, wo, bq, bk, bv, bo int
-	ln0, ln1                       [2]int
-	w1, b1, w2, b2                 int
-}
-
-// newTEncoder adds the encoder's parameters in the Transformer's order and
-// with its initialisation.
-func newTEncoder(p *Params, rng *rand.Rand, cfg Config) *tEncoder {
-	d, mlp := cfg.Dim, cfg.MLPDim
-	e := &tEncoder{heads: cfg.EncoderHeads, mlp: mlp}
-	ln := func(name string) [2]int {
-		return [2]int{p.Add(name+".g", tensor.Shape{d}, constant(1)), p.Add(name+".b", tensor.Shape{d}, constant(0))}
-	}
-	for i := 0; i < cfg.encoderLayers(); i++ {
-		n := fmt.Sprintf("enc%d", i)
-		var l tLayerIDs
-		l.wq = p.Add(n+".self.wq", tensor.Shape{d, d}, xavier(rng, d, d))
-		l.wk = p.Add(n+".self.wk", tensor.Shape{d, d}, xavier(rng, d, d))
-		l.wv = p.Add(n+".self.wv", tensor.Shape{d, d}, xavier(rng, d, d))
-		l.wo = p.Add(n+".self.wo", tensor.Shape{d, d}, xavier(rng, d, d))
-		l.bq = p.Add(n+".self.bq", tensor.Shape{d}, constant(0))
-		l.bk = p.Add(n+".self.bk", tensor.Shape{d}, constant(0))
-		l.bv = p.Add(n+".self.bv", tensor.Shape{d}, constant(0))
-		l.bo = p.Add(n+".self.bo", tensor.Shape{d}, constant(0))
-		l.ln0, l.ln1 = ln(n+".ln0"), ln(n+".ln1")
-		l.w1 = p.Add(n+".ffn.w1", tensor.Shape{d, mlp}, xavier(rng, d, mlp))
-		l.b1 = p.Add(n+".ffn.b1", tensor.Shape{mlp}, constant(0))
-		l.w2 = p.Add(n+".ffn.w2", tensor.Shape{mlp, d}, xavier(rng, mlp, d))
-		l.b2 = p.Add(n+".ffn.b2", tensor.Shape{d}, constant(0))
-		e.layers = append(e.layers, l)
-	}
-	e.ln = ln("enc.ln")
-	return e
+// newTEncoder adds the encoder's layers to p, in the Transformer's order
+// and with its initialisation, over the source embeddings srcEmb.
+func newTEncoder(p *Params, rng *rand.Rand, cfg Config, srcEmb int) *tEncoder {
+	tc := cfg
+	tc.Heads, tc.Layers, tc.Relative = cfg.EncoderHeads, cfg.encoderLayers(), false
+	layers, ln := paramMaker{p: p, rng: rng, cfg: tc}.encoder(tc.Layers, false)
+	return &tEncoder{ids: encoderIDs{srcEmb: srcEmb, layers: layers, ln: ln}, cfg: tc}
 }
 
 // InitEncoder copies the encoder of a trained Transformer t (vocabulary

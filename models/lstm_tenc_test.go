@@ -2,8 +2,12 @@ package models
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // tinyTEncLSTM is tinyLSTM with layers decoder layers and a Transformer
@@ -21,13 +25,12 @@ func tinyTEncLSTM(t *testing.T, variant string, dropout float64, layers, tenc in
 	return m, bt
 }
 
-// TestLSTMTransformerEncoderMatchesGraph: with a Transformer's weights
-// loaded, the engine's encoder computes the Transformer graph's memory.
-// Tolerance: the memory is the final LayerNorm's output, entries of order
-// one; each side rounds it through about 2·(LayerNorm 3D + attention
-// D + S + feed-forward D + MLP) = 80 float32 operations per layer, so
-// both stay within 2·2·80·u ≈ 2e-5 (worst case, per layer) of the exact
-// value; 1e-4 allows for two layers and the inputs' sizes.
+// TestLSTMTransformerEncoderMatchesGraph: with a Transformer run's encoder
+// loaded, the LSTM's encoder program (the Transformer's encoder graph,
+// compiled by package engine, on CPU{BLAS: true}) computes the memory the
+// Transformer computes on Gorgonia's TapeMachine, bit for bit, at every
+// position, padding included. It also checks the loading: embeddings go
+// by token, tokens the run lacks keep theirs.
 func TestLSTMTransformerEncoderMatchesGraph(t *testing.T) {
 	m, _ := tinyTEncLSTM(t, "lstm-copy", 0, 2, 2)
 	v := tinyVocab()
@@ -42,6 +45,8 @@ func TestLSTMTransformerEncoderMatchesGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cID := 6 // "c" in the model's vocabulary
+	before := append([]float32(nil), m.p.Data(m.srcEmb)[cID*4:(cID+1)*4]...)
 	found, err := m.InitEncoder(tr, tv, v)
 	if err != nil {
 		t.Fatal(err)
@@ -49,25 +54,129 @@ func TestLSTMTransformerEncoderMatchesGraph(t *testing.T) {
 	if found != len(specials)+3 {
 		t.Errorf("found %d source tokens, want %d", found, len(specials)+3)
 	}
-	// Source ids of the run for a b x (and no c): 6 5 4.
-	src := []int{6, 5, 4, 0, 4, 6, 0, 0}
-	own := []int{4, 5, 7, 0, 7, 4, 0, 0}
-	want, err := tr.Encode(src, 2, 4)
+	if got := m.p.Data(m.srcEmb)[cID*4 : (cID+1)*4]; !slices.Equal(got, before) {
+		t.Errorf("embedding of a token the run lacks changed: %v, was %v", got, before)
+	}
+	// Source ids of the run for a b x (and no c): 6 5 4. The third row is
+	// padding only.
+	src := []int{6, 5, 4, 0, 4, 6, 0, 0, 0, 0, 0, 0}
+	own := []int{4, 5, 7, 0, 7, 4, 0, 0, 0, 0, 0, 0}
+	want, err := tr.Encode(src, 3, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := cpuEngineLSTM(t, m).Encode(own, 2, 4)
+	got, err := cpuEngineLSTM(t, m).Encode(own, 3, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	D := 4
-	for b := 0; b < 2; b++ {
-		for j := 0; j < got.SrcLen[b]; j++ {
-			for i := 0; i < D; i++ {
-				k := (b*4+j)*D + i
-				if math.Abs(float64(got.Data[k]-want.Data[k])) > 1e-4 {
-					t.Fatalf("memory [%d, %d, %d]: LSTM encoder %v, Transformer %v", b, j, i, got.Data[k], want.Data[k])
-				}
+	if len(got.Data) != len(want.Data) {
+		t.Fatalf("memory of %d floats, Transformer %d", len(got.Data), len(want.Data))
+	}
+	for k := range got.Data {
+		if math.Float32bits(got.Data[k]) != math.Float32bits(want.Data[k]) {
+			t.Fatalf("memory [%d, %d]: LSTM encoder %v, Transformer %v", k/4, k%4, got.Data[k], want.Data[k])
+		}
+	}
+}
+
+// TestLSTMTransformerEncoderGradientMatchesGraph: in a training step with
+// dropout, the LSTM's encoder program (forward part, then the vector-
+// Jacobian product of the memory's gradient dMem that the LSTM program
+// produced) gives the memory and the encoder's parameter gradients that
+// Gorgonia's TapeMachine gives for the Transformer's encoder graph with
+// the same weights, seed and step, differentiated with G.Grad of
+// Σ(mem ⊙ dMem): bit for bit on CPU{BLAS: true}. The same dropout masks
+// in the forward and the backward part are part of what it checks: a
+// backward part with other masks gives other gradients.
+func TestLSTMTransformerEncoderGradientMatchesGraph(t *testing.T) {
+	const step = 7
+	m, bt := tinyTEncLSTM(t, "lstm-attention", 0.3, 1, 2)
+	v := tinyVocab()
+	tc := DefaultConfig()
+	tc.Dim, tc.Layers, tc.Heads, tc.MLPDim, tc.Dropout = 4, 2, 2, 6, 0.3
+	tc.SrcVocab, tc.TgtVocab = len(v.Source), len(v.Target)
+	tr, err := NewTransformer(tc, m.seed) // the LSTM's seed: the same masks
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.InitEncoder(tr, v, v); err != nil {
+		t.Fatal(err)
+	}
+	e := cpuEngineLSTM(t, m)
+	if _, err := e.Loss(bt, true, 0, step); err != nil {
+		t.Fatal(err)
+	}
+	tp := e.tprogs[tencKey{train: true, b: bt.B, s: bt.S}]
+	if tp == nil || tp.drop == nil {
+		t.Fatal("no training program with dropout")
+	}
+	B, S, D := bt.B, bt.S, tc.Dim
+	mem, dMem := make([]float32, B*S*D), make([]float32, B*S*D)
+	if err := tp.mc.Read(tp.mem, mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.mc.Read(tp.dMem, dMem); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(dMem, make([]float32, len(dMem))) {
+		t.Fatal("the memory's gradient is zero")
+	}
+
+	// The oracle: the Transformer's graph on the TapeMachine.
+	b := tr.newBuilder(true)
+	b.drop.SetStep(step)
+	srcLen := rowLengths(bt.Src, B, S)
+	bias := make([]float32, B*S*S)
+	fillPadBias(bias, B, S, S, srcLen, srcLen)
+	pos := make([]float32, B*S*D)
+	fillPos(pos, B, S, D)
+	in := func(name string, val any, shape ...int) *G.Node {
+		dt := tensor.Float32
+		if _, ids := val.([]int); ids {
+			dt = tensor.Int
+		}
+		n := b.input(name, dt, shape...)
+		if err := G.Let(n, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(val))); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	out := b.encodeStack(in("src", append([]int(nil), bt.Src...), B*S), in("src_pos", pos, B*S, D), B, S, in("enc_bias", bias, B, 1, S, S))
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	cost := G.Must(G.Sum(G.Must(G.HadamardProd(out, in("mem_grad", dMem, B*S, D)))))
+	var wrt G.Nodes
+	var idx []int
+	for i := range tr.p.Names {
+		if n, ok := b.nodes[i]; ok {
+			wrt, idx = append(wrt, n), append(idx, i)
+		}
+	}
+	grads, err := G.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(b.g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	for k, x := range out.Value().Data().([]float32) {
+		if math.Float32bits(x) != math.Float32bits(mem[k]) {
+			t.Fatalf("memory [%d, %d]: engine %v, graph %v", k/D, k%D, mem[k], x)
+		}
+	}
+	for k, g := range grads {
+		name := tr.p.Names[idx[k]]
+		j, ok := m.p.Index(name)
+		if !ok {
+			t.Fatalf("the LSTM has no tensor %q", name)
+		}
+		want := g.Value().Data().([]float32) // src_emb too: one vocabulary
+		for i, w := range want {
+			if math.Float32bits(w) != math.Float32bits(m.p.Grads[j][i]) {
+				t.Fatalf("gradient of %s [%d]: engine %v, graph %v", name, i, m.p.Grads[j][i], w)
 			}
 		}
 	}

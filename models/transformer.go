@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync/atomic"
 
 	G "gorgonia.org/gorgonia"
@@ -97,63 +98,91 @@ func NewTransformer(cfg Config, seed uint64) (*Transformer, error) {
 	// as Vaswani's N(0, 1/d) scaled by sqrt(d).
 	m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, d}, normal(rng, 1))
 	m.tgtEmb = p.Add("tgt_emb", tensor.Shape{cfg.TgtVocab, d}, normal(rng, 1))
-	ln := func(name string) [2]int {
-		return [2]int{p.Add(name+".g", tensor.Shape{d}, constant(1)), p.Add(name+".b", tensor.Shape{d}, constant(0))}
-	}
-	attn := func(name string, rel bool) attnIDs {
-		a := attnIDs{rel: -1}
-		a.wq = p.Add(name+".wq", tensor.Shape{d, d}, xavier(rng, d, d))
-		a.wk = p.Add(name+".wk", tensor.Shape{d, d}, xavier(rng, d, d))
-		a.wv = p.Add(name+".wv", tensor.Shape{d, d}, xavier(rng, d, d))
-		a.wo = p.Add(name+".wo", tensor.Shape{d, d}, xavier(rng, d, d))
-		a.bq = p.Add(name+".bq", tensor.Shape{d}, constant(0))
-		a.bk = p.Add(name+".bk", tensor.Shape{d}, constant(0))
-		a.bv = p.Add(name+".bv", tensor.Shape{d}, constant(0))
-		a.bo = p.Add(name+".bo", tensor.Shape{d}, constant(0))
-		if rel {
-			// One bias per bucket and head, per layer (Shaw et al.).
-			a.rel = p.Add(name+".rel", tensor.Shape{cfg.RelBuckets, cfg.Heads}, normal(rng, 0.02))
-		}
-		return a
-	}
-	ffn := func(name string, l *layerIDs) {
-		l.w1 = p.Add(name+".w1", tensor.Shape{d, cfg.MLPDim}, xavier(rng, d, cfg.MLPDim))
-		l.b1 = p.Add(name+".b1", tensor.Shape{cfg.MLPDim}, constant(0))
-		l.w2 = p.Add(name+".w2", tensor.Shape{cfg.MLPDim, d}, xavier(rng, cfg.MLPDim, d))
-		l.b2 = p.Add(name+".b2", tensor.Shape{d}, constant(0))
-	}
+	pm := paramMaker{p: p, rng: rng, cfg: cfg}
+	m.enc, m.encLN = pm.encoder(cfg.Layers, cfg.Relative)
 	for i := 0; i < cfg.Layers; i++ {
-		n := fmt.Sprintf("enc%d", i)
-		l := layerIDs{self: attn(n+".self", cfg.Relative)}
-		l.ln[0], l.ln[1] = ln(n+".ln0"), ln(n+".ln1")
-		ffn(n+".ffn", &l)
-		m.enc = append(m.enc, l)
+		m.dec = append(m.dec, pm.crossLayer(fmt.Sprintf("dec%d", i)))
 	}
-	m.encLN = ln("enc.ln")
-	for i := 0; i < cfg.Layers; i++ {
-		n := fmt.Sprintf("dec%d", i)
-		l := layerIDs{self: attn(n+".self", cfg.Relative), cross: attn(n+".cross", false)}
-		l.ln[0], l.ln[1], l.ln[2] = ln(n+".ln0"), ln(n+".ln1"), ln(n+".ln2")
-		ffn(n+".ffn", &l)
-		m.dec = append(m.dec, l)
-	}
-	m.decLN = ln("dec.ln")
+	m.decLN = pm.ln("dec.ln")
 	m.outW = p.Add("out.w", tensor.Shape{d, cfg.TgtVocab}, xavier(rng, d, cfg.TgtVocab))
 	m.outB = p.Add("out.b", tensor.Shape{cfg.TgtVocab}, constant(0))
 	if cfg.DoubleIO() {
 		// Created last, so the flat model's weights (and their initial
 		// values for a seed) are a prefix of the double model's.
 		for i := 0; i < cfg.Layers; i++ {
-			n := fmt.Sprintf("io%d", i)
-			l := layerIDs{self: attn(n+".self", cfg.Relative), cross: attn(n+".cross", false)}
-			l.ln[0], l.ln[1], l.ln[2] = ln(n+".ln0"), ln(n+".ln1"), ln(n+".ln2")
-			ffn(n+".ffn", &l)
-			m.io = append(m.io, l)
+			m.io = append(m.io, pm.crossLayer(fmt.Sprintf("io%d", i)))
 		}
-		m.ioLN = ln("io.ln")
+		m.ioLN = pm.ln("io.ln")
 	}
 	m.ioArrow, m.ioSep = -1, -1
 	return m, nil
+}
+
+// paramMaker adds a Transformer's parameters to p, drawing their initial
+// values from rng in the order of the calls (Transformer.p and the LSTM
+// models' Transformer encoder make theirs with it).
+type paramMaker struct {
+	p   *Params
+	rng *rand.Rand
+	cfg Config // Dim, MLPDim; RelBuckets and Heads with relative attention
+}
+
+// ln adds a LayerNorm's gain (ones) and bias (zeros).
+func (pm paramMaker) ln(name string) [2]int {
+	d := pm.cfg.Dim
+	return [2]int{pm.p.Add(name+".g", tensor.Shape{d}, constant(1)), pm.p.Add(name+".b", tensor.Shape{d}, constant(0))}
+}
+
+// attn adds an attention sublayer's projections and, with rel, its
+// relative-position table.
+func (pm paramMaker) attn(name string, rel bool) attnIDs {
+	p, rng, d := pm.p, pm.rng, pm.cfg.Dim
+	a := attnIDs{rel: -1}
+	a.wq = p.Add(name+".wq", tensor.Shape{d, d}, xavier(rng, d, d))
+	a.wk = p.Add(name+".wk", tensor.Shape{d, d}, xavier(rng, d, d))
+	a.wv = p.Add(name+".wv", tensor.Shape{d, d}, xavier(rng, d, d))
+	a.wo = p.Add(name+".wo", tensor.Shape{d, d}, xavier(rng, d, d))
+	a.bq = p.Add(name+".bq", tensor.Shape{d}, constant(0))
+	a.bk = p.Add(name+".bk", tensor.Shape{d}, constant(0))
+	a.bv = p.Add(name+".bv", tensor.Shape{d}, constant(0))
+	a.bo = p.Add(name+".bo", tensor.Shape{d}, constant(0))
+	if rel {
+		// One bias per bucket and head, per layer (Shaw et al.).
+		a.rel = p.Add(name+".rel", tensor.Shape{pm.cfg.RelBuckets, pm.cfg.Heads}, normal(rng, 0.02))
+	}
+	return a
+}
+
+// ffn adds l's feed-forward block.
+func (pm paramMaker) ffn(name string, l *layerIDs) {
+	p, rng, d, f := pm.p, pm.rng, pm.cfg.Dim, pm.cfg.MLPDim
+	l.w1 = p.Add(name+".w1", tensor.Shape{d, f}, xavier(rng, d, f))
+	l.b1 = p.Add(name+".b1", tensor.Shape{f}, constant(0))
+	l.w2 = p.Add(name+".w2", tensor.Shape{f, d}, xavier(rng, f, d))
+	l.b2 = p.Add(name+".b2", tensor.Shape{d}, constant(0))
+}
+
+// encoder adds n encoder layers (enc<i>) and the final LayerNorm (enc.ln).
+func (pm paramMaker) encoder(n int, rel bool) ([]layerIDs, [2]int) {
+	var layers []layerIDs
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("enc%d", i)
+		l := layerIDs{self: pm.attn(name+".self", rel)}
+		l.ln[0], l.ln[1] = pm.ln(name+".ln0"), pm.ln(name+".ln1")
+		pm.ffn(name+".ffn", &l)
+		layers = append(layers, l)
+	}
+	return layers, pm.ln("enc.ln")
+}
+
+// crossLayer adds a layer with self- and cross-attention (the decoder's,
+// the double I/O encoder's output layers).
+func (pm paramMaker) crossLayer(name string) layerIDs {
+	rel := pm.cfg.Relative
+	l := layerIDs{self: pm.attn(name+".self", rel), cross: pm.attn(name+".cross", false)}
+	l.ln[0], l.ln[1], l.ln[2] = pm.ln(name+".ln0"), pm.ln(name+".ln1"), pm.ln(name+".ln2")
+	pm.ffn(name+".ffn", &l)
+	return l
 }
 
 // Params are the model's weights.
@@ -162,9 +191,23 @@ func (m *Transformer) Params() *Params { return &m.p }
 // Config returns the model configuration.
 func (m *Transformer) Config() Config { return m.Cfg }
 
+// encoderIDs are the parameters of an encoder stack: the source
+// embeddings, the layers and the final LayerNorm.
+type encoderIDs struct {
+	srcEmb int
+	layers []layerIDs
+	ln     [2]int
+}
+
 // builder builds one graph; parameter nodes are made on first use.
 type builder struct {
+	// m is the Transformer whose graph this is; nil for an encoder-only
+	// graph over another model's parameters (the LSTM models' Transformer
+	// encoder), which uses p, cfg and enc only.
 	m     *Transformer
+	p     *Params
+	cfg   Config     // Dim, Heads, Dropout and the relative attention settings
+	enc   encoderIDs // what encodeStack reads
 	g     *G.ExprGraph
 	nodes map[int]*G.Node
 	train bool
@@ -172,12 +215,25 @@ type builder struct {
 	err   error
 }
 
+// newBuilder starts a graph of m; with train its dropout ops draw from a
+// source of its own, seeded by the model's seed.
+func (m *Transformer) newBuilder(train bool) *builder {
+	b := &builder{m: m, p: &m.p, cfg: m.Cfg, enc: encoderIDs{m.srcEmb, m.enc, m.encLN},
+		g: G.NewGraph(), nodes: map[int]*G.Node{}, train: train}
+	if train {
+		// One source per graph: op numbers then do not depend on the
+		// order in which graphs of different shapes were built.
+		b.drop = ops.NewDropoutSource(m.seed)
+	}
+	return b
+}
+
 func (b *builder) param(i int) *G.Node {
 	if n, ok := b.nodes[i]; ok {
 		return n
 	}
-	v := b.m.p.Values[i]
-	n := G.NewTensor(b.g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(b.m.p.Names[i]), G.WithValue(v))
+	v := b.p.Values[i]
+	n := G.NewTensor(b.g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(b.p.Names[i]), G.WithValue(v))
 	b.nodes[i] = n
 	return n
 }
@@ -209,10 +265,10 @@ func (b *builder) linear(x *G.Node, w, bias int) *G.Node {
 // dropout draws its masks from the graph's own source, a function of
 // (seed, op number, step), so a resumed run sees the same masks.
 func (b *builder) dropout(x *G.Node) *G.Node {
-	if !b.train || b.m.Cfg.Dropout == 0 || b.err != nil {
+	if !b.train || b.cfg.Dropout == 0 || b.err != nil {
 		return x
 	}
-	return b.must(ops.Dropout(x, float32(b.m.Cfg.Dropout), b.drop))
+	return b.must(ops.Dropout(x, float32(b.cfg.Dropout), b.drop))
 }
 
 func (b *builder) layerNorm(x *G.Node, ids [2]int) *G.Node {
@@ -231,7 +287,7 @@ func (b *builder) attention(xq, xkv *G.Node, a attnIDs, bsz, tq, tk int, bias *G
 	if b.err != nil {
 		return xq
 	}
-	c := b.m.Cfg
+	c := b.cfg
 	q := b.linear(xq, a.wq, a.bq)  // [B*Tq, D]
 	k := b.linear(xkv, a.wk, a.bk) // [B*Tk, D]
 	v := b.linear(xkv, a.wv, a.bv) // [B*Tk, D]
@@ -297,15 +353,15 @@ func (b *builder) encoder(in *graphInputs) *G.Node {
 // tokens, positions pos [N*L, D] or nil) under the padding bias [N, 1, L, L]
 // and returns [N*L, D].
 func (b *builder) encodeStack(ids, pos *G.Node, n, l int, bias *G.Node) *G.Node {
-	x := b.embed(b.m.srcEmb, ids, pos) // [N*L, D]
-	for i := range b.m.enc {
-		ly := &b.m.enc[i]
+	x := b.embed(b.enc.srcEmb, ids, pos) // [N*L, D]
+	for i := range b.enc.layers {
+		ly := &b.enc.layers[i]
 		x = b.residual(x, ly.ln[0], func(y *G.Node) *G.Node {
 			return b.attention(y, y, ly.self, n, l, l, bias, true)
 		})
 		x = b.residual(x, ly.ln[1], func(y *G.Node) *G.Node { return b.ffn(y, ly) })
 	}
-	return b.layerNorm(x, b.m.encLN) // [N*L, D]
+	return b.layerNorm(x, b.enc.ln) // [N*L, D]
 }
 
 // decoder returns the logits [B*T, V] given the memory [B*S, D].
