@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -136,6 +137,11 @@ The grammar and nls methods take flags of their own: see
 	}
 	if job.Pool, err = split.LoadPool(*in); err != nil {
 		return err
+	}
+	keepGiven := false
+	fs.Visit(func(f *flag.Flag) { keepGiven = keepGiven || f.Name == "keep-compounds" })
+	if method == "mcd" && !keepGiven {
+		job.Compounds.Keep = split.MCDCompoundKeep(len(job.Pool))
 	}
 	if method == "likelihood" {
 		if job.Scores, err = split.LoadScores(*scores); err != nil {

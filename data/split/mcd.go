@@ -76,7 +76,7 @@ const MCDKeepAllPool = 50000
 // the heaviest 99%, on 20,000 generated SCAN commands 0.805 against
 // 0.806. The greedy's time does not change (it skips the zero weights
 // that make up most of the dropped entries), but the index's memory does:
-// 18% more peak memory with every compound on those 20,000 commands. So
+// about 20% more peak memory with every compound on those 20,000 commands. So
 // small pools, where memory is no concern (SCAN's 20,910 commands, COGS),
 // keep every compound, and large pools keep the paper's selection
 // (docs/splits.md, "Keep").
