@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -185,5 +186,56 @@ func TestSetRejectsBadIDs(t *testing.T) {
 				t.Fatalf("SetInts(%v): err %v, want ok %v", tc.v, err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestRunSteps: running a program in two parts is running it whole, bit
+// for bit; a range outside the program is an error.
+func TestRunSteps(t *testing.T) {
+	loss, grads, inputs, vm, src := smallGraph(t, 12, 8, 10)
+	defer vm.Close()
+	p, err := Compile(append(G.Nodes{loss}, grads...), Options{Inputs: inputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.SetStep(3)
+	read := func(m *Machine) []float32 {
+		l, _ := m.Scalar(loss)
+		out := []float32{l}
+		for _, gn := range grads {
+			g := make([]float32, gn.Shape().TotalSize())
+			if err := m.Read(gn, g); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, g...)
+		}
+		return out
+	}
+	whole, err := NewMachine(p, &CPU{BLAS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want := read(whole)
+	n := len(p.Steps)
+	for _, k := range []int{0, 1, n / 2, n} {
+		parts, err := NewMachine(p, &CPU{BLAS: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := parts.RunSteps(0, k); err != nil {
+			t.Fatal(err)
+		}
+		if err := parts.RunSteps(k, n); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, fmt.Sprintf("split at %d of %d", k, n), want, read(parts), 0)
+	}
+	for _, r := range [][2]int{{-1, 2}, {0, n + 1}, {3, 2}} {
+		if err := whole.RunSteps(r[0], r[1]); err == nil {
+			t.Errorf("RunSteps(%d, %d) of %d steps: no error", r[0], r[1], n)
+		}
 	}
 }

@@ -175,8 +175,17 @@ func (m *Machine) Scalar(n *G.Node) (float32, error) {
 
 // Run executes every step in order. Dropout reads its source's seed, step
 // and mode now, so callers set them as for Gorgonia's VM.
-func (m *Machine) Run() error {
-	for i := range m.Prog.Steps {
+func (m *Machine) Run() error { return m.RunSteps(0, len(m.Prog.Steps)) }
+
+// RunSteps executes steps [from, to) of the program: a caller that must
+// act between two parts of one program (the LSTM's Transformer encoder
+// computes its memory, then waits for the memory's gradient) runs them in
+// order; running every part once is Run.
+func (m *Machine) RunSteps(from, to int) error {
+	if from < 0 || to > len(m.Prog.Steps) || from > to {
+		return fmt.Errorf("engine: steps [%d, %d) of a program of %d", from, to, len(m.Prog.Steps))
+	}
+	for i := from; i < to; i++ {
 		if err := m.step(&m.Prog.Steps[i]); err != nil {
 			return fmt.Errorf("engine: step %d %s: %w", i, m.Prog.Steps[i].String(), err)
 		}

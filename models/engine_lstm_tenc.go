@@ -44,9 +44,9 @@ const tencPrograms = 8
 // tencProg is the compiled encoder of one batch shape.
 type tencProg struct {
 	mc *engine.Machine
-	// full is the program; fwd and bwd (training programs) its steps up to
-	// the memory and the rest.
-	full, fwd, bwd *engine.Program
+	// split (training programs) is the number of steps up to the memory;
+	// the rest need its gradient. 0 for evaluation programs.
+	split int
 	src, bias      *G.Node    // int [B*S] ids; [B, 1, S, S] padding mask
 	pos            engine.Buf // [B*S, D] the sinusoidal positions, bound to the graph's src_pos
 	mem, dMem      *G.Node    // [B*S, D] the memory and its gradient (training)
@@ -133,9 +133,8 @@ func (e *EngineLSTM) compileTEnc(k tencKey) (*tencProg, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp.full = prog
 	if k.train {
-		if tp.fwd, tp.bwd, err = splitAt(prog, tp.mem, tp.dMem); err != nil {
+		if tp.split, err = splitAt(prog, tp.mem, tp.dMem); err != nil {
 			return nil, err
 		}
 	}
@@ -195,14 +194,14 @@ func (e *EngineLSTM) positions(B, S int) (engine.Buf, error) {
 	return pos, nil
 }
 
-// splitAt splits p's steps after the last one the memory depends on. The
-// first part must not read the memory's gradient, directly or through
-// another step; running it, then the second part, is running p.
-func splitAt(p *engine.Program, mem, dMem *G.Node) (fwd, bwd *engine.Program, err error) {
+// splitAt returns the number of p's steps up to the last one the memory
+// depends on. Those steps must not read the memory's gradient, directly or
+// through another step; running them, then the rest, is running p.
+func splitAt(p *engine.Program, mem, dMem *G.Node) (int, error) {
 	memID, ok1 := p.BufferOf(mem)
 	dID, ok2 := p.BufferOf(dMem)
 	if !ok1 || !ok2 {
-		return nil, nil, fmt.Errorf("split: the memory or its gradient is not in the program")
+		return 0, fmt.Errorf("split: the memory or its gradient is not in the program")
 	}
 	need, k := map[int]bool{memID: true}, 0
 	for i := len(p.Steps) - 1; i >= 0; i-- {
@@ -219,21 +218,11 @@ func splitAt(p *engine.Program, mem, dMem *G.Node) (fwd, bwd *engine.Program, er
 	for i := 0; i < k; i++ {
 		for _, in := range p.Steps[i].In {
 			if tainted[in] {
-				return nil, nil, fmt.Errorf("split: step %d (%s), before the memory is complete, reads its gradient", i, p.Steps[i].String())
+				return 0, fmt.Errorf("split: step %d (%s), before the memory is complete, reads its gradient", i, p.Steps[i].String())
 			}
 		}
 	}
-	f, b := *p, *p
-	f.Steps, b.Steps = p.Steps[:k], p.Steps[k:]
-	return &f, &b, nil
-}
-
-// runPart runs part (the program of tp or one of its parts) on tp's
-// machine.
-func (tp *tencProg) runPart(part *engine.Program) error {
-	tp.mc.Prog = part
-	defer func() { tp.mc.Prog = tp.full }()
-	return tp.mc.Run()
+	return k, nil
 }
 
 // encodeTransformer runs the encoder (for training, its part up to the
@@ -252,14 +241,14 @@ func (f *devPass) encodeTransformer() error {
 	if err := tp.mc.SetFloats(tp.bias, tp.biasHost); err != nil {
 		return err
 	}
-	part := tp.full
+	end := len(tp.mc.Prog.Steps)
 	if f.train {
-		part = tp.fwd
+		end = tp.split
 	}
 	if tp.drop != nil {
 		tp.drop.SetStep(uint64(f.step))
 	}
-	if err := tp.runPart(part); err != nil {
+	if err := tp.mc.RunSteps(0, end); err != nil {
 		return err
 	}
 	f.tprog = tp
@@ -284,7 +273,7 @@ func (f *devPass) encodeTransformer() error {
 // gradients into the model's gradient buffers.
 func (f *devPass) backwardTransformer(dMem engine.Buf) error {
 	e, tp := f.e, f.tprog
-	if tp == nil || tp.bwd == nil {
+	if tp == nil || tp.split == 0 {
 		return fmt.Errorf("transformer encoder: no training forward pass to continue")
 	}
 	in, err := tp.mc.Buffer(tp.dMem) // [B*S, D]
@@ -294,7 +283,7 @@ func (f *devPass) backwardTransformer(dMem engine.Buf) error {
 	if err := f.permute(dMem, in, false); err != nil {
 		return err
 	}
-	if err := tp.runPart(tp.bwd); err != nil {
+	if err := tp.mc.RunSteps(tp.split, len(tp.mc.Prog.Steps)); err != nil {
 		return err
 	}
 	for k, i := range tp.gradIdx {
