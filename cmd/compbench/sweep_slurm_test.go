@@ -128,6 +128,9 @@ func TestSweepSlurm(t *testing.T) {
 			t.Fatal(err)
 		}
 		cell := s.Cells()[0]
+		// Each step sleeps a little (results are unchanged), so the stop
+		// lands mid-training however fast the machine trains.
+		t.Setenv("COMPBENCH_TEST_STEP_PAUSE", "10ms")
 		if err := run(context.Background(), []string{"sweep", "--file", spec, "--out", out, "--slurm"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}

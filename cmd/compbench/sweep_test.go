@@ -116,6 +116,9 @@ func TestSweepStopResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "sweep", "--file", spec, "--out", out, "--local")
+	// Each step sleeps a little (results are unchanged), so the stop lands
+	// mid-training however fast the machine trains.
+	cmd.Env = append(os.Environ(), "COMPBENCH_TEST_STEP_PAUSE=10ms")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
