@@ -32,7 +32,7 @@ endif
 # derived from the arithmetic, so they must hold on any BLAS kernel, not
 # only on the OpenBLAS kernel this machine's CPU selects.
 test-purego:
-	$(GO) test -count=1 -tags purego -timeout 10m ./models ./engine
+	$(GO) test -count=1 -tags purego -timeout 10m ./models/... ./engine
 	$(GO) test -count=1 -tags purego -timeout 10m -run 'Device' ./cmd/compbench
 
 # lint fails on anything go vet, go mod tidy or staticcheck (pinned here)

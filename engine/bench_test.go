@@ -9,6 +9,7 @@ import (
 	"compbench/blas"
 	"compbench/engine"
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/ops"
 )
 
@@ -17,11 +18,11 @@ import (
 // of 16 source and 48 target tokens, SCAN-sized vocabularies.
 const benchB, benchS, benchT, benchV = 64, 16, 48, 24
 
-func benchModel(b *testing.B) (*models.Transformer, *models.Batch) {
+func benchModel(b *testing.B) (*transformer.Model, *models.Batch) {
 	blas.Use()
 	cfg := models.DefaultConfig()
 	cfg.SrcVocab, cfg.TgtVocab = benchV, benchV
-	m, err := models.NewTransformer(cfg, 1)
+	m, err := transformer.New(cfg, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	}{{"engine-blas", &engine.CPU{BLAS: true}}, {"engine-ref", &engine.CPU{}}} {
 		b.Run(bk.name, func(b *testing.B) {
 			m, bt := benchModel(b)
-			tr, err := models.NewEngineTrainer(m, bk.be, ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
+			tr, err := transformer.NewTrainer(m, bk.be, ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,16 +5,16 @@ package engine_test
 import (
 	"fmt"
 	"math"
-
-	G "gorgonia.org/gorgonia"
 	"os"
 	"testing"
 	"time"
 
+	G "gorgonia.org/gorgonia"
+
 	"compbench/engine"
 	"compbench/kernels"
-	"compbench/models"
 	"compbench/models/gpt2"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
@@ -153,7 +153,7 @@ func checkLossCurve(t *testing.T, be engine.Backend, tol float64) {
 	eng, _ := tiny(t, "sep-to-last")
 	batches := twoShapes(t, ref)
 	opt := newOracleAdam(ref.Params())
-	tr, err := models.NewEngineTrainer(eng, be, adamCfg)
+	tr, err := transformer.NewTrainer(eng, be, adamCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func checkLossCurve(t *testing.T, be engine.Backend, tol float64) {
 func BenchmarkGPUTrainStep(b *testing.B) {
 	be := gpu(b)
 	m, bt := benchModel(b)
-	tr, err := models.NewEngineTrainer(m, be, adamCfg)
+	tr, err := transformer.NewTrainer(m, be, adamCfg)
 	if err != nil {
 		b.Fatal(err)
 	}

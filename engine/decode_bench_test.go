@@ -10,19 +10,20 @@ import (
 	"compbench/blas"
 	"compbench/engine"
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
 // benchDecodeModel is predict's benchmark model (2 layers, d 64, 4 heads,
 // MLP 128) on 64 SCAN-sized examples (sources of 8 to 36 tokens), with
 // EOS made unlikely so that every hypothesis runs the 20 steps.
-func benchDecodeModel(b *testing.B) (*models.Transformer, []models.Example) {
+func benchDecodeModel(b *testing.B) (*transformer.Model, []models.Example) {
 	b.Helper()
 	blas.Use() // as predict does
 	cfg := models.DefaultConfig()
 	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout = 2, 4, 64, 128, 0
 	cfg.SrcVocab, cfg.TgtVocab = 20, 12
-	m, err := models.NewTransformer(cfg, 1)
+	m, err := transformer.New(cfg, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func BenchmarkDecodeEngineCPU(b *testing.B) {
 	for _, beam := range []int{1, 4} {
 		b.Run(map[int]string{1: "greedy", 4: "beam4"}[beam], func(b *testing.B) {
 			m, ex := benchDecodeModel(b)
-			em, err := models.NewEngineModel(m, &engine.CPU{BLAS: true})
+			em, err := transformer.NewEngine(m, &engine.CPU{BLAS: true})
 			if err != nil {
 				b.Fatal(err)
 			}

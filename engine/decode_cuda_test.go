@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
@@ -32,12 +33,12 @@ func TestGPUDecodePicks(t *testing.T) {
 		t.Run(variant, func(t *testing.T) {
 			m, bt := tiny(t, variant)
 			favourEnds(m)
-			host, err := models.NewEngineModel(m, be)
+			host, err := transformer.NewEngine(m, be)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer host.Close()
-			dev, err := models.NewEngineModel(m, be)
+			dev, err := transformer.NewEngine(m, be)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,10 +69,10 @@ func TestGPUDecodePicks(t *testing.T) {
 
 // logitsOnly hides the Picker of an engine model's decoding state, so that
 // train.Decode picks on the host from downloaded logits.
-type logitsOnly struct{ *models.EngineModel }
+type logitsOnly struct{ *transformer.Engine }
 
 func (l logitsOnly) StartDecode(mem *models.Memory, maxLen int) (models.DecodeState, error) {
-	st, err := l.EngineModel.StartDecode(mem, maxLen)
+	st, err := l.Engine.StartDecode(mem, maxLen)
 	return stepOnly{st}, err
 }
 
@@ -82,7 +83,7 @@ type stepOnly struct{ models.DecodeState }
 func BenchmarkGPUDecode(b *testing.B) {
 	be := gpu(b)
 	m, bt := benchModel(b)
-	em, err := models.NewEngineModel(m, be)
+	em, err := transformer.NewEngine(m, be)
 	if err != nil {
 		b.Fatal(err)
 	}

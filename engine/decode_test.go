@@ -10,6 +10,7 @@ import (
 
 	"compbench/engine"
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
@@ -19,8 +20,8 @@ var decodeVariants = []string{"transformer", "relative", "sep-to-last", "sep-to-
 
 // The engine decoder is checked against the definition of decoding:
 // Gorgonia's TapeMachine running the model's decoder graph
-// (Transformer.Logits) over each whole prefix at every step. train.Decode
-// does exactly that for a *models.Transformer, which has no incremental
+// (transformer.Model.Logits) over each whole prefix at every step. train.Decode
+// does exactly that for a *transformer.Model, which has no incremental
 // decoder of its own.
 
 func examples(bt *models.Batch) []models.Example {
@@ -34,7 +35,7 @@ func examples(bt *models.Batch) []models.Example {
 // favourEnds raises the output biases of the separator and EOS, so that the
 // untrained model's hypotheses contain separators (exercising their masks)
 // and some finish before the maximum length.
-func favourEnds(m *models.Transformer) {
+func favourEnds(m *transformer.Model) {
 	p := m.Params()
 	for i, n := range p.Names {
 		if n == "out.b" {
@@ -78,12 +79,12 @@ func lpTol(d float64, v int) float64 { return 2*d + 2*gammaN(v) }
 
 // scaled records the largest logit magnitude the graph produced.
 type scaled struct {
-	*models.Transformer
+	*transformer.Model
 	scale float64
 }
 
 func (s *scaled) Logits(mem *models.Memory, decIn []int, T, pos int) ([]float32, error) {
-	out, err := s.Transformer.Logits(mem, decIn, T, pos)
+	out, err := s.Model.Logits(mem, decIn, T, pos)
 	s.scale = max(s.scale, logitScale(out))
 	return out, err
 }
@@ -105,9 +106,9 @@ func logitScale(x []float32) float64 {
 // within twice the tolerance, and a beam hypothesis may differ from the
 // oracle's of the same rank when the graph scores both within twice the
 // score tolerance.
-func checkDecode(t *testing.T, m *models.Transformer, em *models.EngineModel, ex []models.Example, o train.DecodeOptions) {
+func checkDecode(t *testing.T, m *transformer.Model, em *transformer.Engine, ex []models.Example, o train.DecodeOptions) {
 	t.Helper()
-	oracle := &scaled{Transformer: m}
+	oracle := &scaled{Model: m}
 	want, err := train.Decode(context.Background(), oracle, ex, o, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func tokenAt(ids []int, j int) int {
 
 // graphLogProbs is the graph's next-token log-probabilities for e after
 // START and prefix.
-func graphLogProbs(t *testing.T, m *models.Transformer, e *models.Example, prefix []int) []float64 {
+func graphLogProbs(t *testing.T, m *transformer.Model, e *models.Example, prefix []int) []float64 {
 	t.Helper()
 	bt := models.MakeBatch([]*models.Example{e}, 1, 4)
 	mem, err := m.Encode(bt.Src, bt.B, bt.S)
@@ -191,7 +192,7 @@ func graphLogProbs(t *testing.T, m *models.Transformer, e *models.Example, prefi
 // graphScore is the graph's score of the beam hypothesis ids for e: the
 // log-probability of ids, and of EOS when they end before the maximum
 // length, over the length penalty.
-func graphScore(t *testing.T, m *models.Transformer, e *models.Example, ids []int, o train.DecodeOptions) float64 {
+func graphScore(t *testing.T, m *transformer.Model, e *models.Example, ids []int, o train.DecodeOptions) float64 {
 	t.Helper()
 	var lp float64
 	toks := ids
@@ -214,7 +215,7 @@ func TestEngineDecodeMatchesGraph(t *testing.T) {
 			t.Run(variant+"/"+bk.name, func(t *testing.T) {
 				m, bt := tiny(t, variant)
 				favourEnds(m)
-				em, err := models.NewEngineModel(m, bk.be)
+				em, err := transformer.NewEngine(m, bk.be)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -233,7 +234,7 @@ func TestEngineDecodeMatchesGraph(t *testing.T) {
 // tokens, with its memory row. Reorder permutes the histories only, as the
 // incremental decoder permutes its caches and keeps each row's memory.
 type graphPrefix struct {
-	m    *models.Transformer
+	m    *transformer.Model
 	mem  *models.Memory
 	hist [][]int
 }
@@ -275,7 +276,7 @@ func TestEngineStepLogits(t *testing.T) {
 // the larger of 1 and the largest logit of the graph's (tol 0: decodeTol).
 func checkStepLogits(t *testing.T, variant string, be engine.Backend, tol float64) {
 	m, bt := tiny(t, variant)
-	em, err := models.NewEngineModel(m, be)
+	em, err := transformer.NewEngine(m, be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +421,7 @@ func checkTopK(t *testing.T, logits []float32, V, k int, ids []int, lps []float3
 // replaced by a later StartDecode refuses to step.
 func TestEngineDecodeErrors(t *testing.T) {
 	m, bt := tiny(t, "relative")
-	em, err := models.NewEngineModel(m, &engine.CPU{BLAS: true})
+	em, err := transformer.NewEngine(m, &engine.CPU{BLAS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

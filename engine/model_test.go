@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
@@ -11,7 +12,7 @@ import (
 // Transformer does, and decodes what the Transformer's graph decodes.
 func TestEngineModelSeq2Seq(t *testing.T) {
 	m, bt := tiny(t, "sep-to-sep-and-last")
-	em, err := models.NewEngineModel(m, backends[0].be)
+	em, err := transformer.NewEngine(m, backends[0].be)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package engine
 import "fmt"
 
 // Recurrent kernels: what the LSTM models' engine path
-// (models/engine_lstm*.go) needs beyond Backend. The backends implement
+// (models/lstm/engine_lstm*.go) needs beyond Backend. The backends implement
 // them in recurrent_cpu.go and recurrent_cuda.go; like DecodeBackend they
 // are a separate interface, so that Backend stays the graph executor's.
 

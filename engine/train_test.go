@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
@@ -19,7 +20,7 @@ func TestEngineTrainingMatchesTrainLoop(t *testing.T) {
 			eng, _ := tiny(t, "relative-sep")
 			batches := twoShapes(t, ref)
 			opt := newOracleAdam(ref.Params())
-			tr, err := models.NewEngineTrainer(eng, bk.be, adamCfg)
+			tr, err := transformer.NewTrainer(eng, bk.be, adamCfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestEngineTrainingMatchesTrainLoop(t *testing.T) {
 }
 
 // twoShapes makes batches of two shapes from the test records.
-func twoShapes(t *testing.T, m *models.Transformer) []*models.Batch {
+func twoShapes(t *testing.T, m *transformer.Model) []*models.Batch {
 	t.Helper()
 	_, full := tiny(t, m.Cfg.Variant)
 	rows := full.Rows

@@ -6,6 +6,7 @@ import (
 
 	"compbench/engine"
 	"compbench/models"
+	"compbench/models/lstm"
 )
 
 // countingRecurrent is counting over a backend with the recurrent kernels,
@@ -48,10 +49,10 @@ func TestLSTMTrainStepTransfers(t *testing.T) {
 	}{{models.EncoderLSTM, 1}, {models.EncoderLSTM, 3}, {models.EncoderTransformer, 1}, {models.EncoderTransformer, 3}} {
 		layers := tc.layers
 		t.Run(fmt.Sprintf("%s/%d layers", tc.encoder, layers), func(t *testing.T) {
-			cfg := models.LSTMDefaultConfig("lstm-attention")
+			cfg := lstm.DefaultConfig("lstm-attention")
 			cfg.Dim, cfg.Layers, cfg.Dropout, cfg.SrcVocab, cfg.TgtVocab = 8, layers, 0.1, 12, 10
 			cfg.Encoder, cfg.EncoderHeads, cfg.MLPDim = tc.encoder, 2, 16
-			m, err := models.NewLSTM(cfg, 1, nil)
+			m, err := lstm.New(cfg, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +65,7 @@ func TestLSTMTrainStepTransfers(t *testing.T) {
 				models.MakeBatch([]*models.Example{&ex[0], &ex[1], &ex[2]}, 4, 8)}
 			cpu := &engine.CPU{BLAS: true}
 			be := countingRecurrent{counting: &counting{Backend: cpu}, r: cpu}
-			tr, err := models.NewEngineLSTMTrainer(m, be, adamCfg)
+			tr, err := lstm.NewTrainer(m, be, adamCfg)
 			if err != nil {
 				t.Fatal(err)
 			}

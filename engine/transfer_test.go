@@ -6,6 +6,7 @@ import (
 
 	"compbench/engine"
 	"compbench/models"
+	"compbench/models/transformer"
 )
 
 // counting wraps a backend and counts host-device transfers and
@@ -52,7 +53,7 @@ func TestTrainStepTransfers(t *testing.T) {
 			m, _ := tinyWith(t, "sep-to-last", func(c *models.Config) { c.Layers = layers })
 			batches := twoShapes(t, m)
 			be := &counting{Backend: &engine.CPU{BLAS: true}}
-			tr, err := models.NewEngineTrainer(m, be, adamCfg)
+			tr, err := transformer.NewTrainer(m, be, adamCfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"compbench/data"
 	"compbench/engine"
 	"compbench/models"
+	"compbench/models/transformer"
 )
 
 func records() []data.Record {
@@ -22,13 +23,13 @@ func records() []data.Record {
 
 // tiny builds a small model of variant with dropout 0.1 and a batch of all
 // records.
-func tiny(t testing.TB, variant string) (*models.Transformer, *models.Batch) {
+func tiny(t testing.TB, variant string) (*transformer.Model, *models.Batch) {
 	t.Helper()
 	return tinyWith(t, variant, func(*models.Config) {})
 }
 
 // tinyWith is tiny with edit applied to the model's config.
-func tinyWith(t testing.TB, variant string, edit func(*models.Config)) (*models.Transformer, *models.Batch) {
+func tinyWith(t testing.TB, variant string, edit func(*models.Config)) (*transformer.Model, *models.Batch) {
 	t.Helper()
 	recs := records()
 	v := models.BuildVocab(recs)
@@ -40,7 +41,7 @@ func tinyWith(t testing.TB, variant string, edit func(*models.Config)) (*models.
 	cfg.RelBuckets, cfg.RelMaxDistance = 4, 8
 	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
 	edit(&cfg)
-	m, err := models.NewTransformer(cfg, 1)
+	m, err := transformer.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

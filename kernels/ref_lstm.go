@@ -6,7 +6,7 @@ import (
 	"compbench/vecmath"
 )
 
-// Kernels of the recurrent models (models/lstm*.go): the LSTM cell of
+// Kernels of the recurrent models (models/lstm): the LSTM cell of
 // Keysers et al. (2020, App. E), the additive attention of Bahdanau et al.
 // (2015) and the copy mixture of Bogin et al. (2022, §5.3). The CPU models
 // call these references; the engine's GPU path launches the CUDA kernels of

@@ -212,3 +212,48 @@ func Batches(ex []Example, b, tokens, width int, rng *rand.Rand) []*Batch {
 	}
 	return out
 }
+
+// copyIDs rewrites the UNK entries of tgt (as targetIDs made them from r)
+// to the extended id len(v.Target)+j of the first source position j <
+// maxSrc holding the same token; it returns the number of tokens left
+// unknown.
+func copyIDs(v *Vocab, r *data.Record, tgt []int, sep bool, maxSrc int) int {
+	src := SourceTokens(r)
+	if len(src) > maxSrc {
+		src = src[:maxSrc]
+	}
+	var toks []string // aligned with tgt: "" for separators and EOS
+	if !sep {
+		toks = Tokens(r.Output)
+	} else {
+		parts := r.Parts
+		if len(parts) == 0 {
+			parts = []string{r.Output}
+		}
+		for _, p := range parts {
+			toks = append(append(toks, Tokens(p)...), "")
+		}
+	}
+	unk := 0
+	for i, tok := range toks {
+		if i >= len(tgt) || tgt[i] != UnkID || tok == "" {
+			continue
+		}
+		j := indexOf(src, tok)
+		if j < 0 {
+			unk++
+			continue
+		}
+		tgt[i] = len(v.Target) + j
+	}
+	return unk
+}
+
+func indexOf(xs []string, s string) int {
+	for i, x := range xs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

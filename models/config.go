@@ -1,8 +1,16 @@
-// Package models holds compbench's sequence-to-sequence models: the
-// encoder-decoder Transformer of Vaswani et al. as configured by Shi et al.
-// (2023, §4-5 and App. C) and Keysers et al. (2020, App. E), its relative
-// attention, separator and decompositional-mask variants, together with the
-// vocabulary and batching they share with the other models.
+// Package models is what compbench's sequence-to-sequence model families
+// share: the vocabulary (vocab.go), examples and batches (batch.go, with
+// the copying models' extended target ids), weights (params.go), the one
+// configuration struct and the --model names with the family that builds
+// each (config.go: Variants), and the interfaces every command runs a
+// model through (runner.go: Model and Runner; seq2seq.go: Seq2Seq and
+// Memory; decode.go: incremental decoding), with the view of compiled
+// graphs and their memory budget the families share with package engine
+// (graphview.go). The families are packages of their own: models/transformer
+// (the Transformer variants and decompositional masks of Shi et al. 2023,
+// §4), models/lstm (LSTM with attention, Keysers et al. 2020, App. E, and
+// with copying, Bogin et al. 2022, §5.3) and models/gpt2 (the scoring
+// language model); train.NewModel makes a model from its --model name.
 package models
 
 import (
@@ -12,8 +20,8 @@ import (
 	"compbench/attention"
 )
 
-// Config describes one Transformer. Every field is saved in the run's
-// config.json.
+// Config describes one model, of any family (each reads the fields it
+// uses). Every field is saved in the run's config.json.
 type Config struct {
 	// Variant is the --model name this config was made from.
 	Variant string `json:"variant"`
@@ -50,7 +58,7 @@ type Config struct {
 	TgtVocab int `json:"tgt_vocab"`
 	// Encoder is the LSTM models' encoder: "lstm" (bidirectional LSTM; also
 	// when empty) or "transformer" (Transformer encoder layers of width Dim
-	// and feed-forward size MLPDim, see lstm_tenc.go). Empty for the
+	// and feed-forward size MLPDim, see models/lstm). Empty for the
 	// Transformer models.
 	Encoder string `json:"encoder,omitempty"`
 	// EncoderLayers is the number of "transformer" encoder layers (0: Layers).
@@ -61,7 +69,7 @@ type Config struct {
 	// (RobustFill sources "in -> out | in -> out ..."): "flat" (also when
 	// empty) reads it as one sequence; "double" encodes each example apart
 	// and the decoder attends to the concatenated encoded outputs (Shi et
-	// al. §4 after Devlin et al. 2017; see ioencoder.go).
+	// al. §4 after Devlin et al. 2017; see models/transformer).
 	IOEncoder string `json:"io_encoder,omitempty"`
 }
 
@@ -88,7 +96,8 @@ func DefaultConfig() Config {
 // Variants are the --model names: the family that builds each, and what
 // each changes in a config. The decompositional masks sit on top of
 // relative attention with separators, as in the paper (§4). A new model
-// family adds its constructor to families and its names here.
+// family is a package of its own (as models/transformer and models/lstm),
+// its names here and its constructor in train's families (train.NewModel).
 var Variants = map[string]Variant{
 	"transformer":         {"transformer", func(c *Config) {}},
 	"relative":            {"transformer", func(c *Config) { c.Relative = true }},
@@ -98,21 +107,16 @@ var Variants = map[string]Variant{
 	"sep-to-sep-and-last": {"transformer", func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-sep-and-last" }},
 	"sep-to-last":         {"transformer", func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-last" }},
 	"lstm-attention":      {"lstm", func(c *Config) { c.Heads = 1 }}, // heads unused, any --dim valid
-	"lstm-copy":           {"lstm", func(c *Config) { c.Heads = 1 }}, // with copying (lstm_copy.go)
+	"lstm-copy":           {"lstm", func(c *Config) { c.Heads = 1 }}, // with copying (models/lstm)
 }
 
 // Variant is one --model name.
 type Variant struct {
-	// Family is the key of the constructor in families.
+	// Family is the key of the family's constructor in train's families
+	// (train.NewModel).
 	Family string
 	// Apply sets the variant's fields on a config.
 	Apply func(*Config)
-}
-
-// families are the model families' constructors, by Variant.Family.
-var families = map[string]func(cfg Config, seed uint64, v *Vocab) (Model, error){
-	"transformer": newTransformerModel,
-	"lstm":        func(cfg Config, seed uint64, v *Vocab) (Model, error) { return NewLSTM(cfg, seed, v) },
 }
 
 // VariantNames lists Variants sorted.
@@ -177,3 +181,50 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// IsLSTM reports whether a --model name is one of the recurrent models.
+func IsLSTM(variant string) bool { return Variants[variant].Family == "lstm" }
+
+// Encoder names for Config.Encoder.
+const (
+	EncoderLSTM        = "lstm"
+	EncoderTransformer = "transformer"
+)
+
+// validateEncoder checks the encoder fields (Config.Validate calls it).
+func (c *Config) validateEncoder() error {
+	switch c.Encoder {
+	case "", EncoderLSTM:
+		if c.Encoder != "" && !IsLSTM(c.Variant) {
+			return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
+		}
+		return nil
+	case EncoderTransformer:
+	default:
+		return fmt.Errorf("model: unknown encoder %q (known: %s, %s)", c.Encoder, EncoderLSTM, EncoderTransformer)
+	}
+	switch {
+	case !IsLSTM(c.Variant):
+		return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
+	case c.EncoderLayers < 0:
+		return fmt.Errorf("model: encoder_layers %d < 0", c.EncoderLayers)
+	case c.EncoderHeads < 1 || c.Dim%c.EncoderHeads != 0:
+		return fmt.Errorf("model: dim %d must be a positive multiple of encoder_heads %d", c.Dim, c.EncoderHeads)
+	case c.Relative:
+		return fmt.Errorf("model: the LSTM models' Transformer encoder has no relative attention")
+	}
+	return nil
+}
+
+// EncoderLayerCount is the number of layers of the LSTM models'
+// Transformer encoder: EncoderLayers, or Layers when it is 0.
+func (c *Config) EncoderLayerCount() int {
+	if c.EncoderLayers == 0 {
+		return c.Layers
+	}
+	return c.EncoderLayers
+}
+
+// Copies reports whether the --model name copies from the source, so
+// that its targets use the extended vocabulary (see LSTM).
+func Copies(variant string) bool { return variant == "lstm-copy" }

@@ -86,7 +86,7 @@ func (p *Params) Load(names []string, shapes [][]int, vals [][]float32) error {
 			return fmt.Errorf("checkpoint tensor %q is not a parameter of this model", n)
 		}
 		want := p.Values[i].Shape()
-		if !sameShape(want, shapes[k]) {
+		if !SameShape(want, shapes[k]) {
 			return fmt.Errorf("checkpoint tensor %q has shape %v, the model %v", n, shapes[k], want)
 		}
 		copy(p.Data(i), vals[k])
@@ -94,7 +94,8 @@ func (p *Params) Load(names []string, shapes [][]int, vals [][]float32) error {
 	return nil
 }
 
-func sameShape(a tensor.Shape, b []int) bool {
+// SameShape reports whether the tensor shape a equals the dimensions b.
+func SameShape(a tensor.Shape, b []int) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -106,9 +107,9 @@ func sameShape(a tensor.Shape, b []int) bool {
 	return true
 }
 
-// xavier fills a [fanIn, fanOut] matrix uniformly in +-sqrt(6/(in+out))
+// Xavier fills a [fanIn, fanOut] matrix uniformly in +-sqrt(6/(in+out))
 // (Glorot & Bengio 2010), from compbench's seeded generator.
-func xavier(rng *rand.Rand, fanIn, fanOut int) func([]float32) {
+func Xavier(rng *rand.Rand, fanIn, fanOut int) func([]float32) {
 	lim := math.Sqrt(6 / float64(fanIn+fanOut))
 	return func(w []float32) {
 		for i := range w {
@@ -117,8 +118,8 @@ func xavier(rng *rand.Rand, fanIn, fanOut int) func([]float32) {
 	}
 }
 
-// normal fills with N(0, std^2).
-func normal(rng *rand.Rand, std float64) func([]float32) {
+// Normal fills with N(0, std^2).
+func Normal(rng *rand.Rand, std float64) func([]float32) {
 	return func(w []float32) {
 		for i := range w {
 			w[i] = float32(rng.NormFloat64() * std)
@@ -126,7 +127,8 @@ func normal(rng *rand.Rand, std float64) func([]float32) {
 	}
 }
 
-func constant(c float32) func([]float32) {
+// Constant fills with c.
+func Constant(c float32) func([]float32) {
 	return func(w []float32) {
 		for i := range w {
 			w[i] = c

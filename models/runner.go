@@ -35,20 +35,3 @@ type Runner interface {
 	// Close frees the backend memory.
 	Close()
 }
-
-// Bind implements Model.
-func (m *Transformer) Bind(be engine.Backend, opt *ops.AdamConfig) (Runner, error) {
-	if opt == nil {
-		return NewEngineModel(m, be)
-	}
-	return NewEngineTrainer(m, be, *opt)
-}
-
-// Bind implements Model.
-func (m *LSTM) Bind(be engine.Backend, opt *ops.AdamConfig) (Runner, error) {
-	return newEngineLSTM(m, be, opt)
-}
-
-// GraphBudget is the GraphBudget a model made now starts with
-// (SetGraphBudget), for the model families outside this package.
-func GraphBudget() int64 { return newGraphBudget() }

@@ -97,6 +97,24 @@ func (v *Vocab) index() {
 	}
 }
 
+// NewVocab is the vocabulary of the token lists source and target, each
+// starting with the special tokens (Validate checks them).
+func NewVocab(source, target []string) *Vocab {
+	v := &Vocab{Source: source, Target: target}
+	v.index()
+	return v
+}
+
+// Indexed reports whether v maps tokens to ids: true for the vocabularies
+// BuildVocab, NewVocab and ReadVocab make.
+func (v *Vocab) Indexed() bool { return v.src != nil }
+
+// SourceID is the id of the source token t, and whether v has it.
+func (v *Vocab) SourceID(t string) (id int, ok bool) {
+	id, ok = v.src[t]
+	return id, ok
+}
+
 // Validate checks that both sides start with the specials and have no
 // duplicates.
 func (v *Vocab) Validate() error {
@@ -200,4 +218,32 @@ func (v *Vocab) MarshalIndent() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// DetokSource is Detok over the extended vocabulary of copying models:
+// id len(Target)+j is the source token at position j of src (the record's
+// SourceTokens). For other models it equals Detok.
+func (v *Vocab) DetokSource(ids []int, src []string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if id == EOSID {
+			break
+		}
+		tok := ""
+		switch {
+		case id == PadID || id == StartID || id < 0:
+		case id < len(v.Target):
+			tok = v.Target[id]
+		case id-len(v.Target) < len(src):
+			tok = src[id-len(v.Target)]
+		}
+		if tok == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
 }

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -61,32 +60,6 @@ func TestSourceTokensIO(t *testing.T) {
 			}
 			if !slices.Equal(ins, tc.ins) || !slices.Equal(outs, tc.outs) {
 				t.Errorf("decoded %q -> %q, want %q -> %q", ins, outs, tc.ins, tc.outs)
-			}
-		})
-	}
-}
-
-// TestSplitIOFallback: the double I/O encoder splits records that carry
-// only inputs and outputs into their examples, pipes and arrows inside the
-// strings included.
-func TestSplitIOFallback(t *testing.T) {
-	var recs []data.Record
-	for i, tc := range ioCases {
-		recs = append(recs, data.Record{ID: fmt.Sprint(i), Inputs: tc.ins, Outputs: tc.outs, Output: "X"})
-	}
-	m, _, ex := tinyIOModel(t, "transformer", recs)
-	for i, tc := range ioCases {
-		t.Run(tc.name, func(t *testing.T) {
-			bt := MakeBatch([]*Example{&ex[i]}, 1, 4)
-			ib, err := m.splitIO(bt.Src, bt.B, bt.S)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ib.E != len(tc.ins) {
-				t.Fatalf("%d examples, want %d", ib.E, len(tc.ins))
-			}
-			if !slices.Equal(ib.InLen, tc.inLen) || !slices.Equal(ib.OutLen, tc.outLen) {
-				t.Errorf("lengths in %v out %v, want in %v out %v", ib.InLen, ib.OutLen, tc.inLen, tc.outLen)
 			}
 		})
 	}

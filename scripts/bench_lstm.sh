@@ -10,7 +10,7 @@ PY=${PYTHON:-python3}
 THREADS=${THREADS:-2}
 . scripts/bench_threads.sh
 echo "== lstm-attention training step, batch 64 x 16 -> 24 tokens, hidden 256, 2 layers, $THREADS threads"
-go_ms=$(OPENBLAS_NUM_THREADS=$THREADS GOMAXPROCS=$THREADS go test -run XXX -bench BenchmarkLSTMTrainStep -benchtime 5x ./models |
+go_ms=$(OPENBLAS_NUM_THREADS=$THREADS GOMAXPROCS=$THREADS go test -run XXX -bench BenchmarkLSTMTrainStep -benchtime 5x ./models/lstm |
 	awk '/BenchmarkLSTMTrainStep/ {for (i = 1; i <= NF; i++) if ($(i+1) == "ms/step") print $i}')
 torch_best lower "$PY" scripts/bench_torch_lstm.py --steps 5
 py_line=$TORCH_LINE

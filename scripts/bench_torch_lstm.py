@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One lstm-attention training step in PyTorch, the same model and shape as
-compbench's BenchmarkLSTMTrainStep (models/lstm_bench_test.go): bidirectional
+compbench's BenchmarkLSTMTrainStep (models/lstm/lstm_bench_test.go): bidirectional
 2-layer LSTM encoder, 2-layer LSTM decoder, additive attention queried by the
 top decoder state, output layer over [h; ctx], cross-entropy, Adam.
 Prints "pytorch ms/step X"."""

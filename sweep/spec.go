@@ -19,6 +19,7 @@ import (
 
 	"compbench/data/tasks"
 	"compbench/models"
+	"compbench/models/lstm"
 	"compbench/train"
 )
 
@@ -446,7 +447,7 @@ func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
 	}
 	cfg := train.DefaultConfig()
 	if models.IsLSTM(c.Variant) {
-		cfg.Model = models.LSTMDefaultConfig(c.Variant)
+		cfg.Model = lstm.DefaultConfig(c.Variant)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

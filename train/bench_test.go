@@ -11,6 +11,7 @@ import (
 
 	"compbench/blas"
 	"compbench/models"
+	"compbench/models/transformer"
 	"compbench/ops"
 )
 
@@ -25,7 +26,7 @@ func benchModel(b *testing.B, opt *ops.AdamConfig) (models.Runner, *models.Batch
 	blas.Use()
 	cfg := models.DefaultConfig()
 	cfg.SrcVocab, cfg.TgtVocab = benchV, benchV
-	m, err := models.NewTransformer(cfg, 1)
+	m, err := transformer.New(cfg, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

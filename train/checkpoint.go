@@ -247,7 +247,7 @@ func OpenRun(dir string, best bool) (*Run, error) {
 		return nil, fmt.Errorf("run %s: vocab.json has %d/%d tokens, config.json says %d/%d", dir,
 			len(v.Source), len(v.Target), r.Config.Model.SrcVocab, r.Config.Model.TgtVocab)
 	}
-	m, err := models.New(r.Config.Model, r.Config.Seed, v)
+	m, err := NewModel(r.Config.Model, r.Config.Seed, v)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}

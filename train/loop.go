@@ -222,7 +222,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dev data: %w", err)
 	}
-	m, err := models.New(cfg.Model, cfg.Seed, vocab)
+	m, err := NewModel(cfg.Model, cfg.Seed, vocab)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"compbench/data"
 	"compbench/models"
+	"compbench/models/transformer"
 )
 
 func tinyData() []data.Record {
@@ -257,7 +258,7 @@ func TestBadInput(t *testing.T) {
 		}
 		small := cfg
 		small.Model.Dim = 8
-		m, _ := models.NewTransformer(withVocab(small.Model, r.Vocab), 1)
+		m, _ := transformer.New(withVocab(small.Model, r.Vocab), 1)
 		if err := LoadWeights(filepath.Join(dir, ModelFile), m.Params()); err == nil {
 			t.Error("loaded weights of another shape")
 		}

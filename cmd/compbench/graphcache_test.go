@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"compbench/models"
+	"compbench/models/transformer"
 )
 
 // TestSetGraphCache: the helper behind --graph-cache-mb sets the byte
@@ -29,7 +30,7 @@ func TestSetGraphCache(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			models.SetGraphBudget(3 << 20)
 			err := setGraphCache(c.mb)
-			m, merr := models.NewTransformer(cfg, 1)
+			m, merr := transformer.New(cfg, 1)
 			if merr != nil {
 				t.Fatal(merr)
 			}
@@ -58,7 +59,7 @@ func TestGraphCacheFlag(t *testing.T) {
 	def, small := filepath.Join(dir, "default"), filepath.Join(dir, "small")
 	mustRun(t, trainArgs(data, def, "cpu", "8")...)
 	mustRun(t, trainArgs(data, small, "cpu", "8", "--graph-cache-mb", "1")...)
-	m, err := models.NewTransformer(tinyModel(), 1)
+	m, err := transformer.New(tinyModel(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/models"
+	"compbench/models/lstm"
 	"compbench/progress"
 	"compbench/train"
 )
@@ -97,7 +98,7 @@ of every model on that device.`, stderr)
 			// The experiment's sizes are shared; an LSTM model's
 			// Transformer encoder (--encoder transformer) takes its
 			// default heads unless --encoder-heads says otherwise.
-			cfgs[i].Model.EncoderHeads = models.LSTMDefaultConfig(cfgs[i].Model.Variant).EncoderHeads
+			cfgs[i].Model.EncoderHeads = lstm.DefaultConfig(cfgs[i].Model.Variant).EncoderHeads
 		}
 		if err := tf.apply(fs, &cfgs[i]); err != nil {
 			return err

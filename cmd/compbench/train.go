@@ -13,6 +13,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/models"
+	"compbench/models/lstm"
 	"compbench/progress"
 	"compbench/train"
 )
@@ -178,7 +179,7 @@ func (f *trainFlags) applyResume(fs *flag.FlagSet, saved *train.Config, path str
 func defaultConfig(model string) train.Config {
 	cfg := train.DefaultConfig()
 	if models.IsLSTM(model) {
-		cfg.Model = models.LSTMDefaultConfig(model)
+		cfg.Model = lstm.DefaultConfig(model)
 		cfg.Warmup = 0
 	}
 	return cfg

@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"compbench/models"
+	"compbench/models/lstm"
+	"compbench/models/transformer"
 	"compbench/train"
 )
 
@@ -20,12 +22,12 @@ func initEncoder(dir string, cfg *train.Config, stderr io.Writer) (func(models.M
 	if err != nil {
 		return nil, "", fmt.Errorf("--init-encoder: %w", err)
 	}
-	tr, ok := run.Def.(*models.Transformer)
+	tr, ok := run.Def.(*transformer.Model)
 	if !ok {
 		return nil, "", fmt.Errorf("--init-encoder: run %s is a %s model, not a Transformer", dir, run.Config.Model.Variant)
 	}
 	return func(m models.Model, v *models.Vocab) error {
-		l, ok := m.(*models.LSTM)
+		l, ok := m.(*lstm.Model)
 		if !ok {
 			return fmt.Errorf("--init-encoder: the model is not an LSTM model")
 		}
