@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,34 +21,6 @@ const (
 	lstmSteps = 10
 )
 
-// lstmDevTol and lstmWeightTol are the relative tolerances for metrics
-// and weights between the two implementations.
-var (
-	lstmDevTol    = crossTol(lstmReduction, lstmSteps)
-	lstmWeightTol = crossTol(lstmReduction, lstmSteps)
-)
-
-// lstmNoise are the weights the cross-implementation LSTM tests do not
-// compare, because their updates are rounding noise:
-//   - the Transformer encoder's attention key biases (.self.bk): their
-//     gradient is zero in exact arithmetic (softmax ignores a per-row
-//     constant);
-//   - the additive attention's bias and query projection (attn.b,
-//     attn.wq): both add the same vector to every encoder position's
-//     pre-activation, so their gradient is Σ_t dscore_t·(v ⊙ tanh'_t),
-//     which cancels exactly when tanh' is equal across positions (the
-//     dscore_t sum to zero under softmax). At initialisation the
-//     pre-activations are small, so only a second-order remainder of
-//     about 1e-10..1e-8 survives, the size of Adam's eps and of the
-//     rounding of its cancelling terms; Adam scales it to steps of about
-//     lr whose sign is that rounding. Measured differences reach 3e-3 of
-//     the tensor's scale on one BLAS and 1e-3 on another, far above the
-//     bound that holds for every other weight.
-//
-// The names match as suffixes, so the Adam moments (m/…, v/…) of these
-// weights are skipped with them.
-var lstmNoise = []string{".self.bk", "attn.b", "attn.wq"}
-
 func lstmTrainArgs(dataPath, out, dev, model, steps string, extra ...string) []string {
 	a := []string{"train", "--model", model, "--train", dataPath, "--dev", dataPath, "--out", out, "--steps", steps,
 		"--eval-every", "5", "--device", dev, "--layers", "2", "--dim", "12", "--max-src", "8", "--max-tgt", "10",
@@ -62,22 +32,6 @@ func lstmTrainArgs(dataPath, out, dev, model, steps string, extra ...string) []s
 func sameJSONLTol(t *testing.T, want, got string, tol float64, skip ...string) {
 	t.Helper()
 	sameRowsTol(t, got, readJSONLMaps(t, want, skip...), readJSONLMaps(t, got, skip...), tol)
-}
-
-// sameJSONFile compares two JSON objects as sameRowsTol compares lines.
-func sameJSONFile(t *testing.T, want, got string, tol float64) {
-	t.Helper()
-	var rows [2]map[string]any
-	for i, p := range []string{want, got} {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &rows[i]); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-	}
-	sameRowsTol(t, got, rows[:1], rows[1:], tol)
 }
 
 // lstmDeviceCases are the LSTM models the device tests train: both

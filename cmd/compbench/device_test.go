@@ -29,12 +29,6 @@ var deviceTiny = []string{"--model", "relative", "--layers", "1", "--heads", "2"
 // prefixes.
 var devTol = crossTol(1280, 20)
 
-// deviceNoise are the Transformer weights the cross-implementation tests
-// do not compare: the attention key biases, whose gradient is zero in
-// exact arithmetic (softmax ignores a per-row constant), so Adam moves
-// them by rounding noise, which differs between summation orders.
-var deviceNoise = []string{".bk"}
-
 func trainArgs(dataPath, out, dev string, steps string, extra ...string) []string {
 	a := append([]string{"train", "--train", dataPath, "--dev", dataPath, "--out", out, "--steps", steps, "--eval-every", "5", "--device", dev}, deviceTiny...)
 	return append(a, extra...)

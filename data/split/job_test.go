@@ -20,7 +20,9 @@ func TestJob(t *testing.T) {
 		method string
 		want   func(seed uint64) (Assignment, error)
 	}{
-		{"random", func(s uint64) (Assignment, error) { return Random(len(pool), base.Sizes, data.SubRand(s, "split/random")) }},
+		{"random", func(s uint64) (Assignment, error) {
+			return Random(len(pool), base.Sizes, data.SubRand(s, "split/random"))
+		}},
 		{"length", func(s uint64) (Assignment, error) {
 			return Length(pool, LengthConfig{By: "output"}, base.Sizes, data.SubRand(s, "split/length"))
 		}},
