@@ -10,6 +10,7 @@
 #     (scripts/bench_gpt2.sh);
 #   - `predict` wall and CPU time, greedy and beam 4, of one checkpoint
 #     (trained once by the working tree's binary, read by both).
+# A step that fails stops the script with its command's output.
 # Needs python3 with torch (make bench-deps). Example:
 #   scripts/bench_compare.sh 7ac77eb 2>&1 | tee /tmp/compare.txt
 set -euo pipefail
@@ -27,16 +28,19 @@ for side in old new; do
 	(cd "$dir" && go build -o "$tmp/compbench-$side" ./cmd/compbench)
 done
 
-# One checkpoint for the decoding comparison: a SCAN simple-split model of
-# the demo's size, trained by the new binary (both read its files).
-"$tmp/compbench-new" gen scan --task simple --train-size 2000 --dev-size 100 --test-size 256 --seed 1 --out "$tmp/data" >/dev/null 2>&1
-"$tmp/compbench-new" train --preset cpu-small --train "$tmp/data/train.jsonl" --out "$tmp/run" --steps 300 --seed 1 >/dev/null 2>&1
+# One checkpoint for the decoding comparison: the cpu-small Transformer on
+# SCAN's simple (random) split of the original commands, trained by the new
+# binary (both read its files); 512 test records decoded.
+"$tmp/compbench-new" gen scan-original --out "$tmp/all.jsonl" >/dev/null 2>&1
+"$tmp/compbench-new" split random --in "$tmp/all.jsonl" --out "$tmp/data" --test-frac 0.2 --dev-frac 0.05 --seed 1 >/dev/null 2>&1
+head -n 512 "$tmp/data/test.jsonl" >"$tmp/data/test512.jsonl"
+"$tmp/compbench-new" train --preset cpu-small --train "$tmp/data/train.jsonl" --out "$tmp/run" --steps 300 --max-src 16 --max-tgt 49 --seed 1 >/dev/null 2>&1
 for beam in 1 4; do
 	for side in old new; do
-		/usr/bin/time -f "%e %U %S" -o "$tmp/t" "$tmp/compbench-$side" predict --run "$tmp/run" --in "$tmp/data/test.jsonl" \
+		/usr/bin/time -f "%e %U %S" -o "$tmp/t" "$tmp/compbench-$side" predict --run "$tmp/run" --in "$tmp/data/test512.jsonl" \
 			--out "$tmp/p-$side-$beam.jsonl" --beam "$beam" >/dev/null 2>&1
 		read -r wall user sys <"$tmp/t"
-		echo "predict beam $beam, 256 records, $side: wall $wall s, cpu $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') s"
+		echo "predict beam $beam, 512 records, $side: wall $wall s, cpu $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') s"
 	done
 	same='import json, sys
 texts = [[(r["id"], r["prediction"]) for r in map(json.loads, open(p))] for p in sys.argv[1:]]
