@@ -87,7 +87,8 @@ func TestGPUTrainStepMatchesTapeMachine(t *testing.T) {
 
 // TestGPUTF32MatchesCPURounding: the GPU's TF32 training step equals the
 // CPU backend whose products round their operands to TF32 the same way, up
-// to summation order (1e-4 of each tensor's largest magnitude): the TF32
+// to summation order (1e-4 of each tensor's largest magnitude, or of the
+// largest gradient for a gradient that cancels to nearly zero): the TF32
 // path computes what it should, and the differences from FP32 above are
 // rounding, not bugs.
 func TestGPUTF32MatchesCPURounding(t *testing.T) {
@@ -124,8 +125,22 @@ func TestGPUTF32MatchesCPURounding(t *testing.T) {
 				}
 				mc.Close()
 			}
-			for i := range outs[0] {
-				compare(t, fmt.Sprintf("output %d", i), outs[0][i], outs[1][i], 1e-4, 0)
+			// A gradient's rounding error scales with its terms, not its
+			// result: the attention key bias's gradient is zero in exact
+			// arithmetic (softmax is shift-invariant), so its entries are
+			// rounding residue whose summation order differs between the
+			// tensor cores and the CPU. As in checkTrainStep, each tensor
+			// is held to 1e-4 of the larger of its own magnitude and the
+			// largest gradient of all.
+			var floor float64
+			for _, g := range outs[0][1:] {
+				for _, v := range g {
+					floor = max(floor, math.Abs(float64(v)))
+				}
+			}
+			compare(t, "loss", outs[0][0], outs[1][0], 1e-4, 0)
+			for i := 1; i < len(outs[0]); i++ {
+				compare(t, fmt.Sprintf("output %d", i), outs[0][i], outs[1][i], 1e-4, floor)
 			}
 		})
 	}

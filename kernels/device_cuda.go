@@ -111,11 +111,14 @@ func (d *Device) TensorCores() bool { return d.major >= 8 }
 func (d *Device) Close() error {
 	return d.do(func() error {
 		d.closeCublas()
-		for _, b := range []*Buf{&d.scratch} {
-			if !b.IsZero() {
-				cu.MemFree(b.ptr)
-				*b = Buf{}
+		// Free would take d.mu again: free the scratch here and count it
+		// as Free does, so Live is zero after Close on the GPU as on the
+		// emulator.
+		if !d.scratch.IsZero() {
+			if err := cu.MemFree(d.scratch.ptr); err == nil {
+				d.add(-1, -d.scratch.bytes)
 			}
+			d.scratch = Buf{}
 		}
 		for _, m := range d.mods {
 			m.Unload()
