@@ -52,6 +52,8 @@ The grammar and nls methods take flags of their own: see
 	cands := fs.Int("candidates", mdef.Candidates, "mcd: random candidates scored per step (0: all)")
 	evalCands := fs.Int("eval-candidates", mdef.EvalCandidates, "mcd: candidates per addition to dev/test (0: --candidates)")
 	removeEvery := fs.Int("remove-every", mdef.RemoveEvery, "mcd: try a removal every this many additions (0: never)")
+	restarts := fs.Int("restarts", mdef.Restarts, "mcd: run the greedy this many times from one seed and keep the most divergent end state (0: 3 on pools of up to 3M compound entries, such as SCAN, else 1)")
+	polish := fs.Int("polish", mdef.Polish, "mcd: replacement steps after the greedy, each swapping one assigned example for the best of --candidates free ones when that raises D_C within the bounds (0: none)")
 	steps := fs.Int("swaps", 0, "tmcd: train/test swaps tried (0: 20 per example)")
 	lenRatio := fs.Float64("max-length-ratio", mdef.MaxLengthRatio, "mcd, tmcd: keep mean test output length within [1/R, R] times train's (0: off)")
 	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: also keep each side's output lengths at the pool's over this many length strata (0: off)")
@@ -110,6 +112,7 @@ The grammar and nls methods take flags of their own: see
 	}
 	mcd := split.DefaultMCDConfig()
 	mcd.MaxAtomDiv, mcd.TargetDiv, mcd.Candidates, mcd.EvalCandidates, mcd.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
+	mcd.Polish, mcd.Restarts = *polish, *restarts
 	mcd.LengthBuckets, mcd.MaxLengthRatio = *lenBuckets, *lenRatio
 	job := split.Job{Method: method, PoolName: *in, Seed: *seed, Sizes: sizes, Tree: kind, Compounds: comp, SkipBad: *skipBad, Anonymizer: an,
 		Length:     split.LengthConfig{By: *by, Threshold: *threshold},
