@@ -393,12 +393,13 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 			}
 			members := lists[to]
 			out := members[rng.IntN(len(members))]
-			fl := lists[stratum[out]]
-			if len(fl) == 0 {
+			if len(lists[stratum[out]]) == 0 {
 				continue
 			}
 			move(out, 0)
-			in := sc.best(pickCandidates(cfg, fl, pos, side == 1, rng), side == 1, 1)
+			// The free list as it is now (out in it; append may have moved
+			// it): its order and pos change together.
+			in := sc.best(pickCandidates(cfg, lists[stratum[out]], pos, side == 1, rng), side == 1, 1)
 			move(in, to)
 			if s := cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0)); s.better(cur) {
 				cur = s

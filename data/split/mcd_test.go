@@ -347,6 +347,22 @@ func TestMCDRestarts(t *testing.T) {
 		if one.score.ok && !p.score.ok {
 			t.Errorf("polish left the bounds: %+v", p.score)
 		}
+		a, err := MCD(ix, lens, c, sizes, data.NewRand(4), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for _, side := range [][]int{a.Train, a.Dev, a.Test} {
+			for _, i := range side {
+				if seen[i] {
+					t.Fatalf("example %d on two sides after polishing", i)
+				}
+				seen[i] = true
+			}
+		}
+		if len(a.Train) != nTrain || len(a.Dev) != nDev || len(a.Test) != nTest {
+			t.Errorf("sizes %d/%d/%d after polishing, want %d/%d/%d", len(a.Train), len(a.Dev), len(a.Test), nTrain, nDev, nTest)
+		}
 	})
 }
 
