@@ -9,9 +9,10 @@
 #   b. kernel parity tests and the engine's GPU tests (pass/fail per test)
 #   c. benchmarks with COMPBENCH_GEMM=tf32 and fp32, PyTorch on the same GPU
 #      with matmul.allow_tf32 True and False, and the throughput ratios
-#   d. a short SCAN training run on cuda (TF32 and FP32 products) and on the
-#      CPU from the same seed: loss columns side by side, max relative gap;
-#      the TF32 run again, whose weights must be the first's byte for byte
+#   d. a short SCAN training run on cuda (TF32 and FP32 products, and
+#      cuBLAS's where one loads) and on the CPU from the same seed: loss
+#      columns side by side, max relative gap; the TF32 and cuBLAS runs
+#      again, whose weights must be the first's byte for byte
 #   e. short SCAN runs of lstm-attention, lstm-copy and lstm-copy with the
 #      Transformer encoder on cuda (FP32 products) and on the CPU from the
 #      same seed, compared the same way
@@ -190,6 +191,11 @@ if [ "$RUN_TORCH" = 1 ]; then
 		say "  cuBLAS for COMPBENCH_GEMM=cublas cases: $cublas_dir"
 	fi
 fi
+# HAVE_CUBLAS: the cuBLAS training runs of d run only where a cuBLAS loads.
+HAVE_CUBLAS=
+if [ -n "${cublas_dir:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+	[ -z "$EMU" ] && HAVE_CUBLAS=1
+fi
 
 # ---- background work on the CPU: the SCAN data, the CPU reference run of
 # d, PyTorch's GPT-2 checkpoint. They overlap the tests of b, not the
@@ -255,8 +261,29 @@ if step loss-cuda-tf32-again 120 env COMPBENCH_GEMM=tf32 "$KIT/compbench" train 
 		say "  repeat run: weights or Adam state DIFFER from the first cuda tf32 run (not reproducible)"
 	fi
 fi
+# The same with cuBLAS's products, the fast choice (docs/cuda.md), and its
+# repeat: the evidence for making it the default.
+cmp_runs=("cuda tf32=$OUT/run-cuda-tf32" "cuda fp32=$OUT/run-cuda-fp32")
+if [ -n "$HAVE_CUBLAS" ]; then
+	if step loss-cuda-cublas 120 env COMPBENCH_GEMM=cublas "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-cublas" --device cuda; then
+		cmp_runs+=("cuda cublas=$OUT/run-cuda-cublas")
+		if step loss-cuda-cublas-again 120 env COMPBENCH_GEMM=cublas "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-cublas-again" --device cuda; then
+			same=1
+			for f in model.safetensors optim.safetensors; do
+				cmp -s "$OUT/run-cuda-cublas/$f" "$OUT/run-cuda-cublas-again/$f" || same=0
+			done
+			if [ "$same" = 1 ]; then
+				say "  repeat cuBLAS run: weights and Adam state identical, byte for byte"
+			else
+				say "  repeat cuBLAS run: weights or Adam state DIFFER from the first (not reproducible)"
+			fi
+		fi
+	fi
+else
+	say "  no cuBLAS found: the COMPBENCH_GEMM=cublas training runs are skipped"
+fi
 wait_bg loss-cpu
-"$PY" scripts/loss_compare.py "$OUT/run-cpu" "cuda tf32=$OUT/run-cuda-tf32" "cuda fp32=$OUT/run-cuda-fp32" 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
+"$PY" scripts/loss_compare.py "$OUT/run-cpu" "${cmp_runs[@]}" 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
 
 # ---- e. the LSTM models on cuda against cpu (the CPU run is in the background) ----
 say ""
