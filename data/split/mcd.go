@@ -213,7 +213,9 @@ func (l *lengthSums) ratio(i int, test bool, sign float64) float64 {
 // the stratum its side holds least of relative to the pool, so both sides
 // keep the pool's length distribution (a stricter control that costs more
 // divergence). The paper constrains neither; both are compbench's
-// additions, off with 0 (lengths may then be nil).
+// additions, off with 0 (lengths may then be nil). So are Restarts (the
+// greedy run several times, the best end state kept) and Polish
+// (replacements after the greedy); see mcdSearch and AutoRestarts.
 func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
 	if err := cfg.Validate(); err != nil {
 		return Assignment{}, err
@@ -385,8 +387,10 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 		pbar := progress.Or(rep).Bar(label+" polish", int64(cfg.Polish))
 		cur := cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0))
 		for step := 0; step < cfg.Polish; step++ {
-			// One side in proportion to its size, one of its members at
-			// random, then the best free replacement from its stratum.
+			// Either side with equal chance (the evaluation side is a fifth
+			// of the split but weighs as much in the divergence), one of its
+			// members at random, then the best free replacement from its
+			// stratum.
 			side, to := 0, lTrain
 			if rng.IntN(2) == 1 {
 				side, to = 1, lEval
