@@ -248,39 +248,30 @@ say "== d. SCAN training, cuda against cpu, same seed (elapsed $(elapsed) s)"
 say "  compbench train ${LOSS[*]}"
 step loss-cuda-tf32 120 env COMPBENCH_GEMM=tf32 "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32" --device cuda
 step loss-cuda-fp32 120 env COMPBENCH_GEMM=fp32 "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-fp32" --device cuda
-# The same seed must give the same bytes on the GPU too: a second TF32 run's
-# weights and Adam state against the first's.
-if step loss-cuda-tf32-again 120 env COMPBENCH_GEMM=tf32 "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-tf32-again" --device cuda; then
-	same=1
+# same_bytes MODE: the same seed must give the same bytes on the GPU too:
+# a second run with COMPBENCH_GEMM=MODE, its weights and Adam state against
+# the first's (run-cuda-MODE).
+same_bytes() {
+	local m=$1 same=1 f
+	step "loss-cuda-$m-again" 120 env COMPBENCH_GEMM="$m" "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-$m-again" --device cuda || return
 	for f in model.safetensors optim.safetensors; do
-		cmp -s "$OUT/run-cuda-tf32/$f" "$OUT/run-cuda-tf32-again/$f" || same=0
+		cmp -s "$OUT/run-cuda-$m/$f" "$OUT/run-cuda-$m-again/$f" || same=0
 	done
 	if [ "$same" = 1 ]; then
-		say "  repeat run: weights and Adam state identical, byte for byte"
+		say "  repeat $m run: weights and Adam state identical, byte for byte"
 	else
-		say "  repeat run: weights or Adam state DIFFER from the first cuda tf32 run (not reproducible)"
+		say "  repeat $m run: weights or Adam state DIFFER from the first cuda $m run (not reproducible)"
 	fi
-fi
+}
+same_bytes tf32
 # The same with cuBLAS's products, the fast choice (docs/cuda.md), and its
 # repeat: the evidence for making it the default.
 cmp_runs=("cuda tf32=$OUT/run-cuda-tf32" "cuda fp32=$OUT/run-cuda-fp32")
-if [ -n "$HAVE_CUBLAS" ]; then
-	if step loss-cuda-cublas 120 env COMPBENCH_GEMM=cublas "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-cublas" --device cuda; then
-		cmp_runs+=("cuda cublas=$OUT/run-cuda-cublas")
-		if step loss-cuda-cublas-again 120 env COMPBENCH_GEMM=cublas "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-cublas-again" --device cuda; then
-			same=1
-			for f in model.safetensors optim.safetensors; do
-				cmp -s "$OUT/run-cuda-cublas/$f" "$OUT/run-cuda-cublas-again/$f" || same=0
-			done
-			if [ "$same" = 1 ]; then
-				say "  repeat cuBLAS run: weights and Adam state identical, byte for byte"
-			else
-				say "  repeat cuBLAS run: weights or Adam state DIFFER from the first (not reproducible)"
-			fi
-		fi
-	fi
-else
+if [ -z "$HAVE_CUBLAS" ]; then
 	say "  no cuBLAS found: the COMPBENCH_GEMM=cublas training runs are skipped"
+elif step loss-cuda-cublas 120 env COMPBENCH_GEMM=cublas "$KIT/compbench" train "${LOSS[@]}" --out "$OUT/run-cuda-cublas" --device cuda; then
+	cmp_runs+=("cuda cublas=$OUT/run-cuda-cublas")
+	same_bytes cublas
 fi
 wait_bg loss-cpu
 "$PY" scripts/loss_compare.py "$OUT/run-cpu" "${cmp_runs[@]}" 2>&1 | tee "$OUT/loss-compare.txt" | tee -a "$SUM"
