@@ -111,13 +111,8 @@ func (d *Device) TensorCores() bool { return d.major >= 8 }
 func (d *Device) Close() error {
 	return d.do(func() error {
 		d.closeCublas()
-		// Free would take d.mu again: free the scratch here and count it
-		// as Free does, so Live is zero after Close on the GPU as on the
-		// emulator.
 		if !d.scratch.IsZero() {
-			if err := cu.MemFree(d.scratch.ptr); err == nil {
-				d.add(-1, -d.scratch.bytes)
-			}
+			d.freeLocked(d.scratch) // counted, so Live is zero after Close
 			d.scratch = Buf{}
 		}
 		for _, m := range d.mods {
@@ -163,13 +158,16 @@ func (d *Device) Free(b Buf) error {
 	if b.IsZero() {
 		return nil
 	}
-	return d.do(func() error {
-		if err := cu.MemFree(b.ptr); err != nil {
-			return err
-		}
-		d.add(-1, -b.bytes)
-		return nil
-	})
+	return d.do(func() error { return d.freeLocked(b) })
+}
+
+// freeLocked is Free inside d.do (d.mu held, the context current).
+func (d *Device) freeLocked(b Buf) error {
+	if err := cu.MemFree(b.ptr); err != nil {
+		return err
+	}
+	d.add(-1, -b.bytes)
+	return nil
 }
 
 func (d *Device) copyIn(dst Buf, src unsafe.Pointer, bytes int64) error {

@@ -41,7 +41,7 @@ type MCDConfig struct {
 	// distribution at the pool's by drawing candidates from that many
 	// length strata (see MCD); 0 leaves the distribution free.
 	LengthBuckets int `json:"length_buckets"`
-	// Polish is how many replacement steps follow the greedy (see polish):
+	// Polish is how many replacement steps follow the greedy (see mcdSearch):
 	// each takes one random assigned example out and puts the best of
 	// Candidates free examples of its length stratum in on the same side,
 	// kept only when the score improves; 0 skips the phase.
@@ -238,7 +238,11 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 	var best *mcdState
 	runs := cfg.Restarts
 	if runs == 0 {
-		runs = AutoRestarts(comps)
+		entries := 0
+		for _, c := range comps {
+			entries += len(c)
+		}
+		runs = AutoRestarts(entries)
 	}
 	for r := 0; r < runs; r++ {
 		label := "mcd"
@@ -261,17 +265,14 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 const RestartEntries = 3_000_000
 
 // AutoRestarts is MCD's default number of greedy runs for a pool whose
-// examples hold comps: 3 up to RestartEntries entries, else 1. Measured on
+// examples hold this many compound entries of positive weight: 3 up to
+// RestartEntries, else 1. Measured on
 // original SCAN in tasks.txt order (docs/splits.md): D_C 0.713, 0.711 and
 // 0.707 at seeds 1-3 with 3 runs, against 0.692, 0.708 and 0.707 with one,
 // for twice the time; on larger pools one run already lands high (0.81 on
 // generated SCAN) and three would triple minutes of search.
-func AutoRestarts(comps [][]structure.Entry) int {
-	total := 0
-	for _, c := range comps {
-		total += len(c)
-	}
-	if total <= RestartEntries {
+func AutoRestarts(entries int) int {
+	if entries <= RestartEntries {
 		return 3
 	}
 	return 1
@@ -382,10 +383,11 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 			}
 		}
 	}
+	state := func() score { return cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0)) }
 	if cfg.Polish > 0 {
 		bar.Finish()
 		pbar := progress.Or(rep).Bar(label+" polish", int64(cfg.Polish))
-		cur := cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0))
+		cur := state()
 		for step := 0; step < cfg.Polish; step++ {
 			// Either side with equal chance (the evaluation side is a fifth
 			// of the split but weighs as much in the divergence), one of its
@@ -395,8 +397,7 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 			if rng.IntN(2) == 1 {
 				side, to = 1, lEval
 			}
-			members := lists[to]
-			out := members[rng.IntN(len(members))]
+			out := lists[to][rng.IntN(len(lists[to]))]
 			if len(lists[stratum[out]]) == 0 {
 				continue
 			}
@@ -405,7 +406,7 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 			// it): its order and pos change together.
 			in := sc.best(pickCandidates(cfg, lists[stratum[out]], pos, side == 1, rng), side == 1, 1)
 			move(in, to)
-			if s := cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0)); s.better(cur) {
+			if s := state(); s.better(cur) {
 				cur = s
 			} else {
 				move(in, 0)
@@ -414,7 +415,7 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 			if step%1000 == 999 {
 				cd.resum()
 				ad.resum()
-				cur = cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0))
+				cur = state()
 				pbar.Add(1000)
 				pbar.SetExtra(fmt.Sprintf("D_C %.3f D_A %.3f", cd.current(), ad.current()))
 			}
@@ -423,8 +424,7 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 	}
 	cd.resum()
 	ad.resum()
-	return &mcdState{train: lists[lTrain], eval: lists[lEval], cd: cd, ad: ad, ls: ls,
-		score: cfg.scoreLen(cd.current(), ad.current(), ls.ratio(0, false, 0))}
+	return &mcdState{train: lists[lTrain], eval: lists[lEval], cd: cd, ad: ad, ls: ls, score: state()}
 }
 
 // lengthStrata cuts examples into at most k strata of nearly equal size by

@@ -367,14 +367,13 @@ func TestMCDRestarts(t *testing.T) {
 }
 
 func TestAutoRestarts(t *testing.T) {
-	entries := func(n int) [][]structure.Entry { return [][]structure.Entry{make([]structure.Entry, n)} }
 	for _, tc := range []struct {
 		name    string
 		entries int
 		want    int
 	}{{"empty", 0, 3}, {"original SCAN size", 901_968, 3}, {"at the limit", RestartEntries, 3}, {"above", RestartEntries + 1, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := AutoRestarts(entries(tc.entries)); got != tc.want {
+			if got := AutoRestarts(tc.entries); got != tc.want {
 				t.Errorf("AutoRestarts(%d entries) = %d, want %d", tc.entries, got, tc.want)
 			}
 		})
