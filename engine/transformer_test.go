@@ -84,7 +84,7 @@ func compare(t *testing.T, what string, want, got []float32, tol, floor float64)
 	}
 }
 
-var variants = []string{"transformer", "relative", "relative-sep", "sep-full", "sep-to-sep-and-last", "sep-to-last"}
+var variants = []string{"transformer", "relative", "relative-sep", "sep-full", "sep-to-sep-and-last", "sep-to-last", "universal"}
 
 // backends are the CPU backend with BLAS products (bit-identical to the
 // TapeMachine, which calls the same BLAS) and with the GEMM reference the

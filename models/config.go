@@ -71,7 +71,17 @@ type Config struct {
 	// and the decoder attends to the concatenated encoded outputs (Shi et
 	// al. §4 after Devlin et al. 2017; see models/transformer).
 	IOEncoder string `json:"io_encoder,omitempty"`
+	// UTSteps is the Universal Transformer's number of recurrent steps
+	// (--model universal): its one encoder layer and one decoder layer are
+	// each applied UTSteps times with shared weights, and Layers is
+	// unused. 0 for every other model.
+	UTSteps int `json:"ut_steps,omitempty"`
 }
+
+// DefaultUTSteps is the Universal Transformer's number of recurrent steps
+// when a config does not say: tensor2tensor's num_rec_steps, which is
+// num_hidden_layers, 6 in Keysers et al.'s setting (App. E, Table 6).
+const DefaultUTSteps = 6
 
 // I/O encoders (Config.IOEncoder).
 const (
@@ -108,6 +118,11 @@ var Variants = map[string]Variant{
 	"sep-to-last":         {"transformer", func(c *Config) { c.Relative, c.Separators, c.Mask = true, true, "sep-to-last" }},
 	"lstm-attention":      {"lstm", func(c *Config) { c.Heads = 1 }}, // heads unused, any --dim valid
 	"lstm-copy":           {"lstm", func(c *Config) { c.Heads = 1 }}, // with copying (models/lstm)
+	"universal": {"transformer", func(c *Config) { // Universal Transformer (models/transformer/universal.go)
+		if c.UTSteps == 0 {
+			c.UTSteps = DefaultUTSteps
+		}
+	}},
 }
 
 // Variant is one --model name.
@@ -137,6 +152,9 @@ func (c *Config) ApplyVariant(name string) error {
 		return fmt.Errorf("unknown model %q (known: %v)", name, VariantNames())
 	}
 	c.Variant, c.Relative, c.Separators, c.Mask = name, false, false, "causal"
+	if name != Universal {
+		c.UTSteps = 0
+	}
 	v.Apply(c)
 	return nil
 }
@@ -163,6 +181,14 @@ func (c *Config) Validate() error {
 	if err := c.validateEncoder(); err != nil {
 		return err
 	}
+	switch {
+	case c.Variant == Universal && c.UTSteps < 1:
+		return fmt.Errorf("model: ut_steps %d < 1", c.UTSteps)
+	case c.Variant != Universal && c.UTSteps != 0:
+		return fmt.Errorf("model: ut_steps applies to the universal model only, not %s", c.Variant)
+	case c.Variant == Universal && c.DoubleIO():
+		return fmt.Errorf("model: io_encoder %q is not available for the universal model", c.IOEncoder)
+	}
 	switch c.IOEncoder {
 	case "", IOFlat:
 	case IODouble:
@@ -181,6 +207,9 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// Universal is the --model name of the Universal Transformer.
+const Universal = "universal"
 
 // IsLSTM reports whether a --model name is one of the recurrent models.
 func IsLSTM(variant string) bool { return Variants[variant].Family == "lstm" }

@@ -448,7 +448,7 @@ func (s *engineDecoder) forward(tokens []int) error {
 	if err := s.be.Embed(B, D, W[m.tgtEmb], s.ids, s.x); err != nil { // [B, D]
 		return err
 	}
-	if s.posTab != nil {
+	if s.posTab != nil && m.decStep == nil {
 		if err := s.be.AddBias(B, D, s.x, s.be.View(s.posTab, t*D, D), s.x); err != nil {
 			return err
 		}
@@ -485,6 +485,16 @@ func (s *engineDecoder) forward(tokens []int) error {
 	eps := float32(ops.LayerNormEps)
 	for i := range m.dec {
 		l, lc := &m.dec[i], &s.layers[i]
+		if m.decStep != nil { // the Universal Transformer's timing (universal.go)
+			if s.posTab != nil {
+				if err := s.be.AddBias(B, D, s.x, s.be.View(s.posTab, t*D, D), s.x); err != nil {
+					return err
+				}
+			}
+			if err := s.be.AddBias(B, D, s.x, W[m.decStep[i]], s.x); err != nil {
+				return err
+			}
+		}
 		if err := s.be.LayerNorm(B, D, eps, s.x, W[l.ln[0][0]], W[l.ln[0][1]], s.y); err != nil {
 			return err
 		}

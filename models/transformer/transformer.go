@@ -37,6 +37,10 @@ type Model struct {
 	srcEmb, tgtEmb, outW, outB int
 	enc, dec                   []layerIDs
 	encLN, decLN               [2]int
+	// encStep and decStep are the Universal Transformer's step
+	// embeddings, one [D] parameter per recurrent step, and enc and dec
+	// then hold one layer repeated (universal.go); nil otherwise.
+	encStep, decStep []int
 	// The output encoder of the double I/O encoder (ioencoder.go); empty
 	// unless Cfg.DoubleIO().
 	io   []layerIDs
@@ -84,13 +88,22 @@ func New(cfg models.Config, seed uint64) (*Model, error) {
 	m.srcEmb = p.Add("src_emb", tensor.Shape{cfg.SrcVocab, d}, models.Normal(rng, 1))
 	m.tgtEmb = p.Add("tgt_emb", tensor.Shape{cfg.TgtVocab, d}, models.Normal(rng, 1))
 	pm := paramMaker{p: p, rng: rng, cfg: cfg}
-	m.enc, m.encLN = pm.encoder(cfg.Layers, cfg.Relative)
-	for i := 0; i < cfg.Layers; i++ {
+	layers := cfg.Layers
+	if cfg.UTSteps > 0 {
+		layers = 1 // shared across the recurrent steps (universal.go)
+	}
+	m.enc, m.encLN = pm.encoder(layers, cfg.Relative)
+	for i := 0; i < layers; i++ {
 		m.dec = append(m.dec, pm.crossLayer(fmt.Sprintf("dec%d", i)))
 	}
 	m.decLN = pm.ln("dec.ln")
 	m.outW = p.Add("out.w", tensor.Shape{d, cfg.TgtVocab}, models.Xavier(rng, d, cfg.TgtVocab))
 	m.outB = p.Add("out.b", tensor.Shape{cfg.TgtVocab}, models.Constant(0))
+	if cfg.UTSteps > 0 {
+		// Created after the 1-layer Transformer's weights, which are then
+		// the same for a seed.
+		m.recur(pm)
+	}
 	if cfg.DoubleIO() {
 		// Created last, so the flat model's weights (and their initial
 		// values for a seed) are a prefix of the double model's.
@@ -182,6 +195,9 @@ type encoderIDs struct {
 	srcEmb int
 	layers []layerIDs
 	ln     [2]int
+	// step is the Universal Transformer's step embedding per layer (nil
+	// for other stacks): positions are then added at every step.
+	step []int
 }
 
 // builder builds one graph; parameter nodes are made on first use.
@@ -203,7 +219,7 @@ type builder struct {
 // newBuilder starts a graph of m; with train its dropout ops draw from a
 // source of its own, seeded by the model's seed.
 func (m *Model) newBuilder(train bool) *builder {
-	b := &builder{m: m, p: &m.p, cfg: m.Cfg, enc: encoderIDs{m.srcEmb, m.enc, m.encLN},
+	b := &builder{m: m, p: &m.p, cfg: m.Cfg, enc: encoderIDs{m.srcEmb, m.enc, m.encLN, m.encStep},
 		g: G.NewGraph(), nodes: map[int]*G.Node{}, train: train}
 	if train {
 		// One source per graph: op numbers then do not depend on the
@@ -338,9 +354,16 @@ func (b *builder) encoder(in *graphInputs) *G.Node {
 // tokens, positions pos [N*L, D] or nil) under the padding bias [N, 1, L, L]
 // and returns [N*L, D].
 func (b *builder) encodeStack(ids, pos *G.Node, n, l int, bias *G.Node) *G.Node {
-	x := b.embed(b.enc.srcEmb, ids, pos) // [N*L, D]
+	embPos := pos
+	if b.enc.step != nil {
+		embPos = nil // added at every step
+	}
+	x := b.embed(b.enc.srcEmb, ids, embPos) // [N*L, D]
 	for i := range b.enc.layers {
 		ly := &b.enc.layers[i]
+		if b.enc.step != nil {
+			x = b.timing(x, pos, b.enc.step[i]) // [N*L, D]
+		}
 		x = b.residual(x, ly.ln[0], func(y *G.Node) *G.Node {
 			return b.attention(y, y, ly.self, n, l, l, bias, true)
 		})
@@ -351,9 +374,16 @@ func (b *builder) encodeStack(ids, pos *G.Node, n, l int, bias *G.Node) *G.Node 
 
 // decoder returns the logits [B*T, V] given the memory [B*S, D].
 func (b *builder) decoder(in *graphInputs, mem *G.Node) *G.Node {
-	x := b.embed(b.m.tgtEmb, in.decIn, in.tgtPos) // [B*T, D]
+	embPos := in.tgtPos
+	if b.m.decStep != nil {
+		embPos = nil // added at every step
+	}
+	x := b.embed(b.m.tgtEmb, in.decIn, embPos) // [B*T, D]
 	for i := range b.m.dec {
 		l := &b.m.dec[i]
+		if b.m.decStep != nil {
+			x = b.timing(x, in.tgtPos, b.m.decStep[i]) // [B*T, D]
+		}
 		x = b.residual(x, l.ln[0], func(y *G.Node) *G.Node {
 			return b.attention(y, y, l.self, in.B, in.T, in.T, in.decBias, false)
 		})

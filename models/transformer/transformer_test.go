@@ -1,7 +1,9 @@
 package transformer
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"compbench/data"
@@ -40,7 +42,7 @@ func tinyModel(t testing.TB, variant string, recs []data.Record) (*Model, *model
 // TestModelGradient compares the backward pass of the whole model with
 // central finite differences on a few weights of every parameter.
 func TestModelGradient(t *testing.T) {
-	for _, variant := range []string{"transformer", "sep-to-last"} {
+	for _, variant := range []string{"transformer", "sep-to-last", "universal"} {
 		t.Run(variant, func(t *testing.T) {
 			m, _, ex := tinyModel(t, variant, tinyRecords())
 			rows := []*models.Example{&ex[0], &ex[1], &ex[2]}
@@ -131,4 +133,55 @@ func snapshotGrads(p *models.Params) [][]float32 {
 		grads[i] = append([]float32(nil), p.Grads[i]...)
 	}
 	return grads
+}
+
+// TestUniversalOneStep: a Universal Transformer of one step whose step
+// embeddings are zero computes what a 1-layer Transformer with the same
+// weights computes (universal.go); its weights for a seed are that
+// Transformer's followed by the step embeddings, and more steps share them.
+func TestUniversalOneStep(t *testing.T) {
+	tr, _, ex := tinyModel(t, "transformer", tinyRecords())
+	bt := models.MakeBatch([]*models.Example{&ex[0], &ex[1], &ex[2]}, 4, 4) // a padding row
+	for _, steps := range []int{1, 3} {
+		t.Run(fmt.Sprintf("steps=%d", steps), func(t *testing.T) {
+			cfg := tr.Cfg
+			if err := cfg.ApplyVariant(models.Universal); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.UTSteps != models.DefaultUTSteps {
+				t.Fatalf("universal's default steps %d, want %d", cfg.UTSteps, models.DefaultUTSteps)
+			}
+			cfg.UTSteps = steps
+			ut, err := New(cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, q := tr.Params(), ut.Params()
+			if len(q.Names) != len(p.Names)+2*steps {
+				t.Fatalf("%d parameters, want the Transformer's %d and %d step embeddings: %v", len(q.Names), len(p.Names), 2*steps, q.Names)
+			}
+			for i, name := range p.Names {
+				if q.Names[i] != name || !slices.Equal(q.Data(i), p.Data(i)) {
+					t.Fatalf("parameter %d: %s differs from the Transformer's %s", i, q.Names[i], name)
+				}
+			}
+			for i := len(p.Names); i < len(q.Names); i++ {
+				clear(q.Data(i))
+			}
+			want, err := tr.Loss(bt, false, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ut.Loss(bt, false, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if steps == 1 && got != want {
+				t.Errorf("one step: loss %v, the 1-layer Transformer's %v", got, want)
+			}
+			if steps > 1 && got == want {
+				t.Errorf("%d steps: loss %v equals one layer's", steps, got)
+			}
+		})
+	}
 }
