@@ -48,8 +48,7 @@ lint:
 # change to a command's flags or output cannot break them unnoticed.
 test-scripts: build
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
-	COMPBENCH=$(BIN) POOL=300 SPLITS=2 TRAIN=60 DEV=10 TEST=20 STEPS=4 \
-		MODELS="lstm-copy transformer" LSTM_FLAGS="--dim 16 --layers 1 --batch 8" TRANSFORMER_FLAGS="--dim 16 --layers 1 --heads 2 --mlp 32 --batch 8" \
+	COMPBENCH=$(BIN) POOL=300 SPLITS=2 TRAIN=60 DEV=10 TEST=20 SWEEP=scripts/testdata/covr-tiny.json \
 		./scripts/covr_easiness.sh data/scfg/testdata/tiny.txt "$$d/covr" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
 	for want in "rule full, n=4:" "rule random, n=2:" "first-error:" "agreement"; do \
 		grep -q "$$want" "$$d/covr/summary.md" || { echo "test-scripts: covr_easiness.sh summary lacks \"$$want\""; cat "$$d/log"; exit 1; }; \

@@ -2,36 +2,36 @@
 # covr_easiness.sh GRAMMAR OUTDIR: Bogin et al.'s instance-difficulty
 # experiment (§5.1-§5.3; Table 3's decision rules, Table 5's split-level
 # correlation and Table 6's LSTM row) on COVR grammar splits, at a size a
-# CPU finishes in about an hour.
+# CPU finishes in about an hour. The training is the sweep file SWEEP
+# (experiments/bogin-covr.json) run by compbench sweep; this script makes
+# its data and analyses its predictions:
 #
 #  1. Sample a pool of POOL distinct COVR examples from GRAMMAR (the COVR
 #     grammar file) and list the grammar-split candidates (App. B.2).
 #  2. Take SPLITS valid candidates, evenly spaced through the list, among
 #     those with enough train and test examples; for each, draw TRAIN train,
-#     DEV dev and TEST test examples at random (the paper: 3,000 and 500).
-#  3. Per split: train each of MODELS, predict the test examples (greedy,
-#     best dev checkpoint), compute every easiness rule and the first-error
-#     share.
+#     DEV dev and TEST test examples at random (the paper: 3,000 and 500)
+#     into OUTDIR/s<index>.
+#  3. compbench sweep --file SWEEP --local over those folders: SWEEP's one
+#     dataset glob is pointed at OUTDIR/s<index> (OUTDIR/covr-sweep.json), and
+#     each of its models and seeds trains, predicts the test examples and
+#     is evaluated in OUTDIR/sweep/cells/<data>.<model>.seed<N>; then
+#     compbench report OUTDIR/sweep. Per split, every easiness rule and
+#     the first-error share.
 #  4. Over all splits together (ids prefixed with the split's index): each
-#     model's exact match, their agreement (two or more models) and the AUC
-#     of each rule against the models' majority (§5.1; ties dropped);
-#     across splits: Pearson correlation of the mean 2-LS easiness and of
-#     the compound divergence with mean exact match.
+#     predictor's (model and seed's) exact match, their agreement (two or
+#     more) and the AUC of each rule against the majority (§5.1; ties
+#     dropped); across splits: Pearson correlation of the mean 2-LS
+#     easiness and of the compound divergence with mean exact match.
 #
-# Resumable: every step whose output exists is skipped, so calling it again
-# with the same OUTDIR goes on where the last call stopped. OUTDIR/summary.md
-# gets the tables.
+# Resumable: every step whose output exists is skipped and the sweep skips
+# finished cells, so calling it again with the same OUTDIR goes on where the
+# last call stopped. OUTDIR/summary.md gets the tables.
 #
 #   COMPBENCH=bin/compbench  POOL=20000  SPLITS=10  TRAIN=3000  DEV=300  TEST=500
-#   STEPS=1000  SEED=1 (pool, splits, draws and training)
-#   MODELS="lstm-copy"  any of compbench train's models; each trains in
-#                       s*/run-MODEL and predicts into s*/pred-MODEL.jsonl
-#   LSTM_FLAGS="--dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001"
-#   TRANSFORMER_FLAGS="--dim 128 --layers 2 --heads 4 --mlp 256 --dropout 0.1
-#                      --batch 64 --lr 0.001 --warmup 200 --steps 2000
-#                      --eval-every 500"  (the other models)
-#   The model flags come last, so they override STEPS: at 1,000 steps this
-#   Transformer reaches only about 80% dev exact match.
+#   SEED=1 (pool, splits and draws; model seeds are SWEEP's)
+#   SWEEP=experiments/bogin-covr.json  the models, their settings and seeds
+#   JOBS=1  cells trained at once
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -46,16 +46,16 @@ SPLITS=${SPLITS:-10}
 TRAIN=${TRAIN:-3000}
 DEV=${DEV:-300}
 TEST=${TEST:-500}
-STEPS=${STEPS:-1000}
 SEED=${SEED:-1}
-read -r -a models <<<"${MODELS:-lstm-copy}"
-LSTM_FLAGS=${LSTM_FLAGS:---dim 256 --layers 1 --dropout 0.1 --batch 64 --lr 0.001}
-TRANSFORMER_FLAGS=${TRANSFORMER_FLAGS:---dim 128 --layers 2 --heads 4 --mlp 256 --dropout 0.1 --batch 64 --lr 0.001 --warmup 200 --steps 2000 --eval-every 500}
-flags_of() { case $1 in lstm-*) echo "$LSTM_FLAGS" ;; *) echo "$TRANSFORMER_FLAGS" ;; esac; }
+SWEEP=${SWEEP:-experiments/bogin-covr.json}
+JOBS=${JOBS:-1}
 
 [ -f "$grammar" ] || { echo "covr_easiness: no grammar file $grammar" >&2; exit 2; }
 [ -x "$B" ] || { echo "covr_easiness: no compbench binary at $B (run make build or set COMPBENCH)" >&2; exit 2; }
+[ -f "$SWEEP" ] || { echo "covr_easiness: no sweep file $SWEEP" >&2; exit 2; }
+[ "$(grep -c '"glob"' "$SWEEP")" -eq 1 ] || { echo "covr_easiness: $SWEEP needs exactly one dataset glob (as experiments/bogin-covr.json)" >&2; exit 2; }
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 # done FILE: true when a step's output is already there.
 done_() { [ -s "$1" ]; }
@@ -78,7 +78,6 @@ for ((i = 0; i < SPLITS; i++)); do
 done
 echo "covr_easiness: ${#ok[@]} candidates qualify; splits ${picked[*]}"
 
-rules=("full 2" "full 3" "full 4" "nosib 2" "nopc 2" "nosim 2" "bigram 2" "length 2" "random 2")
 for k in "${picked[@]}"; do
 	d=$out/s$k
 	done_ "$d/split/test.jsonl" || "$B" split grammar --in "$pool" --grammar "$grammar" --index "$k" --dev-frac 0.05 --seed "$SEED" --out "$d/split" >/dev/null
@@ -87,14 +86,32 @@ for k in "${picked[@]}"; do
 		name=${f%%:*}
 		done_ "$d/$name.jsonl" || "$B" select --pool "$d/split/$name.jsonl" --budget "${f#*:}" --strategy random --seed "$SEED" --out "$d/$name.jsonl" >/dev/null
 	done
+done
+
+# The sweep over exactly the picked splits: its glob matches OUTDIR/s<k>.
+for d in "$out"/s[0-9]*/; do
+	k=${d%/}
+	k=${k##*/s}
+	[[ " ${picked[*]} " == *" $k "* ]] || { echo "covr_easiness: $d is not one of the picked splits (${picked[*]}); use a new OUTDIR" >&2; exit 1; }
+done
+sed "s#\"glob\": *\"[^\"]*\"#\"glob\": \"$out/s[0-9]*\"#" "$SWEEP" >"$out/covr-sweep.json"
+"$B" sweep --file "$out/covr-sweep.json" --out "$out/sweep" --local --jobs "$JOBS"
+"$B" report "$out/sweep" >"$out/report.md"
+
+# The predictors: each model and seed of the sweep, by its cells' names
+# (<prefix>s<k>.<model>.seed<N>).
+first=$(ls -d "$out"/sweep/cells/*s"${picked[0]}".*/ | sort)
+preds_of() { for c in $first; do c=${c%/}; c=${c##*/}; echo "${c#*.}"; done; }
+mapfile -t models < <(preds_of)
+cell() { ls -d "$out"/sweep/cells/*s"$1"."$2"; }
+echo "covr_easiness: predictors ${models[*]}"
+
+rules=("full 2" "full 3" "full 4" "nosib 2" "nopc 2" "nosim 2" "bigram 2" "length 2" "random 2")
+for k in "${picked[@]}"; do
+	d=$out/s$k
 	preds=()
 	for m in "${models[@]}"; do
-		if ! done_ "$d/run-$m/best.safetensors"; then
-			# shellcheck disable=SC2046 # the flags are a list
-			"$B" train --model "$m" --train "$d/train.jsonl" --dev "$d/dev.jsonl" --out "$d/run-$m" --force \
-				--steps "$STEPS" --eval-every $((STEPS / 4)) --eval-limit "$DEV" --seed "$SEED" $(flags_of "$m") >"$d/train-$m.log" 2>&1
-		fi
-		done_ "$d/pred-$m.jsonl" || "$B" predict --run "$d/run-$m" --in "$d/test.jsonl" --out "$d/pred-$m.jsonl" 2>>"$d/train-$m.log"
+		cp "$(cell "$k" "$m")/test.preds.jsonl" "$d/pred-$m.jsonl"
 		preds+=(--pred "$d/pred-$m.jsonl")
 		echo "covr_easiness: split $k, $m: $("$B" eval --gold "$d/test.jsonl" --pred "$d/pred-$m.jsonl" --json | tr -d '\n ' | head -c 200)"
 	done
@@ -124,8 +141,7 @@ done
 {
 	echo "# COVR grammar splits: ${models[*]}, $SPLITS splits, seed $SEED"
 	echo
-	echo "Splits ${picked[*]} of $out/candidates.txt; $TRAIN train, $DEV dev, $TEST test examples each; $STEPS steps."
-	for m in "${models[@]}"; do echo "$m: $(flags_of "$m")"; done
+	echo "Splits ${picked[*]} of $out/candidates.txt; $TRAIN train, $DEV dev, $TEST test examples each; models and training: $SWEEP (OUTDIR/covr-sweep.json); per-cell table: report.md."
 	echo
 	echo '```'
 	for m in "${models[@]}"; do
