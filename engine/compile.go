@@ -198,6 +198,7 @@ func (c *compiler) node(n *G.Node, isInput bool) error {
 			return fmt.Errorf("input %v has no buffer", x)
 		}
 		st.In = append(st.In, id)
+		st.InShapes = append(st.InShapes, x.Shape())
 	}
 	out, err := c.newBuf(n, Activation)
 	if err != nil {

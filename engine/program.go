@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"compbench/kernels"
 	"compbench/ops"
@@ -41,6 +42,9 @@ type Step struct {
 	// (Dropout's mask, read by its DropoutGrad) or -1.
 	In       []int
 	Out, Aux int
+	// InShapes are the shapes of the graph inputs behind In, in order: a
+	// reshaped input's buffer keeps the shape of the node that made it.
+	InShapes []tensor.Shape
 	// Gemm is the product of OpGemm and OpLinear.
 	Gemm kernels.GemmParams
 	// Bin and Strides are OpBinary's operation and operand strides.

@@ -197,7 +197,12 @@ func (m *Machine) step(st *Step) error {
 	b := m.B
 	in := func(k int) Buf { return m.bufs[st.In[k]] }
 	out := m.bufs[st.Out]
-	shape := func(k int) []int { return m.Prog.Bufs[st.In[k]].Shape }
+	shape := func(k int) []int {
+		if k < len(st.InShapes) {
+			return st.InShapes[k]
+		}
+		return m.Prog.Bufs[st.In[k]].Shape
+	}
 	switch st.Op {
 	case OpGemm:
 		return b.Gemm(st.Gemm, in(0), in(1), out)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -34,9 +35,12 @@ func tinyWith(t testing.TB, variant string, edit func(*models.Config)) (*transfo
 	recs := records()
 	v := models.BuildVocab(recs)
 	cfg := models.DefaultConfig()
-	if err := cfg.ApplyVariant(variant); err != nil {
+	// "universal+act": the Universal Transformer with adaptive computation time.
+	name, act := strings.CutSuffix(variant, "+act")
+	if err := cfg.ApplyVariant(name); err != nil {
 		t.Fatal(err)
 	}
+	cfg.ACT = act
 	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout = 2, 2, 8, 16, 0.1
 	cfg.RelBuckets, cfg.RelMaxDistance = 4, 8
 	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
@@ -84,7 +88,7 @@ func compare(t *testing.T, what string, want, got []float32, tol, floor float64)
 	}
 }
 
-var variants = []string{"transformer", "relative", "relative-sep", "sep-full", "sep-to-sep-and-last", "sep-to-last", "universal"}
+var variants = []string{"transformer", "relative", "relative-sep", "sep-full", "sep-to-sep-and-last", "sep-to-last", "universal", "universal+act"}
 
 // backends are the CPU backend with BLAS products (bit-identical to the
 // TapeMachine, which calls the same BLAS) and with the GEMM reference the

@@ -76,6 +76,11 @@ type Config struct {
 	// each applied UTSteps times with shared weights, and Layers is
 	// unused. 0 for every other model.
 	UTSteps int `json:"ut_steps,omitempty"`
+	// ACT gives the Universal Transformer adaptive computation time
+	// (Graves 2016, as Dehghani et al. §2.2): each position halts on its
+	// own, UTSteps is then the most steps, and the ponder cost is added to
+	// the training loss (models/transformer/universal.go).
+	ACT bool `json:"act,omitempty"`
 }
 
 // DefaultUTSteps is the Universal Transformer's number of recurrent steps
@@ -153,7 +158,7 @@ func (c *Config) ApplyVariant(name string) error {
 	}
 	c.Variant, c.Relative, c.Separators, c.Mask = name, false, false, "causal"
 	if name != Universal {
-		c.UTSteps = 0
+		c.UTSteps, c.ACT = 0, false
 	}
 	v.Apply(c)
 	return nil
@@ -186,6 +191,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model: ut_steps %d < 1", c.UTSteps)
 	case c.Variant != Universal && c.UTSteps != 0:
 		return fmt.Errorf("model: ut_steps applies to the universal model only, not %s", c.Variant)
+	case c.Variant != Universal && c.ACT:
+		return fmt.Errorf("model: act applies to the universal model only, not %s", c.Variant)
 	case c.Variant == Universal && c.DoubleIO():
 		return fmt.Errorf("model: io_encoder %q is not available for the universal model", c.IOEncoder)
 	}

@@ -35,6 +35,13 @@ func (o *addOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(in)); err != nil {
 		return nil, err
 	}
+	if x, ok := in[0].(*G.F32); ok { // scalars: a loss and a penalty
+		y, err := scalar32(in[1])
+		if err != nil {
+			return nil, fmt.Errorf("add b: %w", err)
+		}
+		return G.NewF32(float32(*x) + y), nil
+	}
 	a, s, err := f32(in[0], "add a")
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ type trainFlags struct {
 	encoder                          string
 	encoderLayers, encoderHeads      int
 	utSteps                          int
+	act                              bool
 	maxSrc, maxTgt                   int
 	lr, smoothing, clip, dropout     float64
 	seed                             uint64
@@ -61,6 +62,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.encoderLayers, "encoder-layers", 0, "layers of the transformer encoder (default: --layers)")
 	fs.IntVar(&f.encoderHeads, "encoder-heads", 0, fmt.Sprintf("attention heads of the transformer encoder (LSTM models' default %d)", l.Model.EncoderHeads))
 	fs.IntVar(&f.utSteps, "ut-steps", 0, fmt.Sprintf("recurrent steps of --model universal, whose one encoder and one decoder layer are applied this many times (default %d, Keysers et al.'s setting)", models.DefaultUTSteps))
+	fs.BoolVar(&f.act, "act", false, "adaptive computation time for --model universal: each position halts on its own within --ut-steps steps, ponder cost in the loss")
 	fs.IntVar(&f.maxSrc, "max-src", 0, fmt.Sprintf("longest source in tokens; longer ones are truncated (config default %d)", d.Model.MaxSrcLen))
 	fs.IntVar(&f.maxTgt, "max-tgt", 0, fmt.Sprintf("longest target in tokens, EOS and separators included (config default %d)", d.Model.MaxTgtLen))
 	fs.StringVar(&f.ioEncoder, "io-encoder", "", "how a Transformer reads I/O-example sources (RobustFill): flat (one sequence) or double (each example apart, double attention) (config default flat)")
@@ -95,7 +97,7 @@ var configFlags = map[string]string{
 	"dropout": "model.dropout", "layers": "model.layers", "heads": "model.heads", "dim": "model.dim",
 	"mlp": "model.mlp_dim", "encoder": "model.encoder", "encoder-layers": "model.encoder_layers",
 	"encoder-heads": "model.encoder_heads", "max-src": "model.max_src_len", "max-tgt": "model.max_tgt_len",
-	"io-encoder": "model.io_encoder", "ut-steps": "model.ut_steps",
+	"io-encoder": "model.io_encoder", "ut-steps": "model.ut_steps", "act": "model.act",
 }
 
 // set applies one flag given on the command line to cfg; flags that are

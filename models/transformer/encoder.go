@@ -21,7 +21,7 @@ type Encoder struct{ ids encoderIDs }
 // source embeddings srcEmb, drawing the weights from rng.
 func AddEncoder(p *models.Params, rng *rand.Rand, cfg models.Config, n int, rel bool, srcEmb int) Encoder {
 	layers, ln := paramMaker{p: p, rng: rng, cfg: cfg}.encoder(n, rel)
-	return Encoder{encoderIDs{srcEmb: srcEmb, layers: layers, ln: ln}}
+	return Encoder{encoderIDs{srcEmb: srcEmb, layers: layers, ln: ln, halt: [2]int{-1, -1}}}
 }
 
 // EncoderGraph builds the graph of an encoder stack alone.

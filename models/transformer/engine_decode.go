@@ -94,8 +94,9 @@ type engineDecoder struct {
 	topV                       engine.Buf // [B, k]
 	topK                       int        // capacity of pick and topV per row
 
-	conv []int32   // staging for id uploads
-	mask []float32 // staging for mask rows
+	act  *decodeACT // with adaptive computation time (universal.go)
+	conv []int32    // staging for id uploads
+	mask []float32  // staging for mask rows
 }
 
 // StartDecode implements models.Stepper on the backend. The model keeps one
@@ -179,6 +180,11 @@ func (s *engineDecoder) start(mem *models.Memory) error {
 		return err
 	}
 	s.owned = append(s.owned, s.pickLP)
+	if c.ACT {
+		if err := s.startACT(); err != nil {
+			return err
+		}
+	}
 	if !c.Relative {
 		tab := make([]float32, L*D) // [maxLen, D]
 		FillPos(tab, 1, L, D)
@@ -494,6 +500,11 @@ func (s *engineDecoder) forward(tokens []int) error {
 			if err := s.be.AddBias(B, D, s.x, W[m.decStep[i]], s.x); err != nil {
 				return err
 			}
+			if s.act != nil {
+				if err := s.actHalt(i); err != nil {
+					return err
+				}
+			}
 		}
 		if err := s.be.LayerNorm(B, D, eps, s.x, W[l.ln[0][0]], W[l.ln[0][1]], s.y); err != nil {
 			return err
@@ -549,8 +560,17 @@ func (s *engineDecoder) forward(tokens []int) error {
 		if err := s.be.Binary(kernels.OpAdd, B*D, s.x, 1, s.o, 1, s.x); err != nil {
 			return err
 		}
+		if s.act != nil {
+			if err := s.actMix(i); err != nil {
+				return err
+			}
+		}
 	}
-	if err := s.be.LayerNorm(B, D, eps, s.x, W[m.decLN[0]], W[m.decLN[1]], s.y); err != nil {
+	out := s.x
+	if s.act != nil {
+		out = s.act.acc
+	}
+	if err := s.be.LayerNorm(B, D, eps, out, W[m.decLN[0]], W[m.decLN[1]], s.y); err != nil {
 		return err
 	}
 	s.pos++

@@ -102,7 +102,7 @@ func withLoops(t *testing.T, loops bool, f func(t *testing.T)) {
 // the whole prefix, for every Transformer variant, through separators and
 // beam reorders, with source rows of different lengths and a padding row.
 func TestEngineStepMatchesGraph(t *testing.T) {
-	variants := []string{"transformer", "relative", "relative-sep", "sep-to-last", "sep-to-sep-and-last", "sep-full", "universal"}
+	variants := []string{"transformer", "relative", "relative-sep", "sep-to-last", "sep-to-sep-and-last", "sep-full", "universal", "universal+act"}
 	for _, variant := range variants {
 		for _, blas := range []bool{true, false} {
 			for _, loops := range []bool{true, false} {

@@ -12,7 +12,7 @@ func (c *compiled) view() *models.GraphView {
 	v := &models.GraphView{Out: c.out, Grads: c.grads, ParamIdx: c.gradIdx, Drop: c.drop, Key: c}
 	in := &c.in
 	for _, n := range []*G.Node{in.src, in.decIn, in.tgt, in.encBias, in.decBias, in.crossBias, in.mem,
-		in.ioIn, in.ioOut, in.inBias, in.outBias, in.outCrossBias} {
+		in.ioIn, in.ioOut, in.inBias, in.outBias, in.outCrossBias, in.encReal, in.decReal} {
 		if n != nil {
 			v.Inputs = append(v.Inputs, n)
 			v.Values = append(v.Values, in.vals[n])

@@ -41,6 +41,10 @@ type graphInputs struct {
 	srcPos, tgtPos              *G.Node // [B*S, D], [B*T, D]; nil with relative attention
 	encBias, decBias, crossBias *G.Node // [B, 1, S, S], [B, 1, T, T], [B, 1, T, S]
 	mem                         *G.Node // [B*S, D], decode graphs only
+	// encReal and decReal weigh ACT's ponder times: ACTLossWeight/count at
+	// the real source and target positions, 0 at padding; training graphs
+	// with ACT only.
+	encReal, decReal *G.Node // [1, B*S], [1, B*T]
 	// Double I/O encoder inputs (E > 0 only; then S = E*So).
 	E, Si, So                     int
 	ioIn, ioOut                   *G.Node // int [B*E*Si], [B*E*So]
@@ -200,6 +204,15 @@ func (m *Model) build(k graphKey) (*compiled, error) {
 		if b.err == nil {
 			c.out = b.must(ops.SoftmaxCrossEntropy(logits, in.tgt, models.PadID, k.smoothing)) // scalar
 		}
+		if cfg.ACT && k.kind == kindTrain && b.err == nil {
+			// The ponder cost is part of what training minimises, not of
+			// the loss evaluation reports.
+			in.encReal = mk("enc_real", tensor.Float32, 1, B*S)
+			in.decReal = mk("dec_real", tensor.Float32, 1, B*T)
+			if pc := b.ponderCost(c.out.Shape(), in.encReal, in.decReal); b.err == nil {
+				c.out = b.must(ops.Add(c.out, pc)) // scalar
+			}
+		}
 	}
 	if b.err != nil {
 		return nil, b.err
@@ -352,7 +365,27 @@ func (m *Model) setInputs(c *compiled, src, decIn []int, srcLen, decLen []int) e
 		}
 		FillPadBias(in.vals[in.crossBias].Data().([]float32), in.B, in.T, in.S, decLen, srcLen)
 	}
+	if in.encReal != nil {
+		fillReal(in.vals[in.encReal].Data().([]float32), in.B, in.S, srcLen)
+		fillReal(in.vals[in.decReal].Data().([]float32), in.B, in.T, decLen)
+	}
 	return nil
+}
+
+// fillReal writes ACTLossWeight/count at the first n[b] of each row's L
+// positions and 0 elsewhere: the weights of ACT's ponder cost, a mean over
+// real positions.
+func fillReal(dst []float32, B, L int, n []int) {
+	count := 0
+	for _, k := range n {
+		count += k
+	}
+	clear(dst)
+	for b := 0; b < B; b++ {
+		for j := 0; j < n[b]; j++ {
+			dst[b*L+j] = ACTLossWeight / float32(count)
+		}
+	}
 }
 
 func (c *compiled) run() error {

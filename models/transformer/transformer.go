@@ -41,6 +41,9 @@ type Model struct {
 	// embeddings, one [D] parameter per recurrent step, and enc and dec
 	// then hold one layer repeated (universal.go); nil otherwise.
 	encStep, decStep []int
+	// encHalt and decHalt are the halting units' weight [D, 1] and bias
+	// [1] with adaptive computation time; {-1, -1} otherwise.
+	encHalt, decHalt [2]int
 	// The output encoder of the double I/O encoder (ioencoder.go); empty
 	// unless Cfg.DoubleIO().
 	io   []layerIDs
@@ -81,7 +84,8 @@ func New(cfg models.Config, seed uint64) (*Model, error) {
 		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)
 	}
 	rng := data.SubRand(seed, "init")
-	m := &Model{Cfg: cfg, MaxGraphs: 8, GraphBudget: models.GraphBudget(), graphs: map[graphKey]*compiled{}, seed: seed}
+	m := &Model{Cfg: cfg, MaxGraphs: 8, GraphBudget: models.GraphBudget(), graphs: map[graphKey]*compiled{}, seed: seed,
+		encHalt: [2]int{-1, -1}, decHalt: [2]int{-1, -1}}
 	d, p := cfg.Dim, &m.p
 	// Embeddings N(0, 1) without the sqrt(d) factor: the same forward pass
 	// as Vaswani's N(0, 1/d) scaled by sqrt(d).
@@ -198,6 +202,8 @@ type encoderIDs struct {
 	// step is the Universal Transformer's step embedding per layer (nil
 	// for other stacks): positions are then added at every step.
 	step []int
+	// halt is its halting unit with adaptive computation time, else {-1, -1}.
+	halt [2]int
 }
 
 // builder builds one graph; parameter nodes are made on first use.
@@ -214,12 +220,16 @@ type builder struct {
 	train bool
 	drop  *ops.DropoutSource // nil unless training
 	err   error
+	// ponder is each recurrent stack's ponder time per position [N, 1]
+	// (steps taken plus the remainder) with adaptive computation time, in
+	// the order the stacks were built.
+	ponder []*G.Node
 }
 
 // newBuilder starts a graph of m; with train its dropout ops draw from a
 // source of its own, seeded by the model's seed.
 func (m *Model) newBuilder(train bool) *builder {
-	b := &builder{m: m, p: &m.p, cfg: m.Cfg, enc: encoderIDs{m.srcEmb, m.enc, m.encLN, m.encStep},
+	b := &builder{m: m, p: &m.p, cfg: m.Cfg, enc: encoderIDs{m.srcEmb, m.enc, m.encLN, m.encStep, m.encHalt},
 		g: G.NewGraph(), nodes: map[int]*G.Node{}, train: train}
 	if train {
 		// One source per graph: op numbers then do not depend on the
@@ -354,43 +364,47 @@ func (b *builder) encoder(in *graphInputs) *G.Node {
 // tokens, positions pos [N*L, D] or nil) under the padding bias [N, 1, L, L]
 // and returns [N*L, D].
 func (b *builder) encodeStack(ids, pos *G.Node, n, l int, bias *G.Node) *G.Node {
-	embPos := pos
-	if b.enc.step != nil {
-		embPos = nil // added at every step
-	}
-	x := b.embed(b.enc.srcEmb, ids, embPos) // [N*L, D]
-	for i := range b.enc.layers {
+	layer := func(i int, x *G.Node) *G.Node {
 		ly := &b.enc.layers[i]
-		if b.enc.step != nil {
-			x = b.timing(x, pos, b.enc.step[i]) // [N*L, D]
-		}
 		x = b.residual(x, ly.ln[0], func(y *G.Node) *G.Node {
 			return b.attention(y, y, ly.self, n, l, l, bias, true)
 		})
-		x = b.residual(x, ly.ln[1], func(y *G.Node) *G.Node { return b.ffn(y, ly) })
+		return b.residual(x, ly.ln[1], func(y *G.Node) *G.Node { return b.ffn(y, ly) })
+	}
+	var x *G.Node
+	if b.enc.step != nil {
+		x = b.embed(b.enc.srcEmb, ids, nil)                     // [N*L, D]
+		x = b.recurrence(x, pos, b.enc.step, b.enc.halt, layer) // [N*L, D]
+	} else {
+		x = b.embed(b.enc.srcEmb, ids, pos) // [N*L, D]
+		for i := range b.enc.layers {
+			x = layer(i, x) // [N*L, D]
+		}
 	}
 	return b.layerNorm(x, b.enc.ln) // [N*L, D]
 }
 
 // decoder returns the logits [B*T, V] given the memory [B*S, D].
 func (b *builder) decoder(in *graphInputs, mem *G.Node) *G.Node {
-	embPos := in.tgtPos
-	if b.m.decStep != nil {
-		embPos = nil // added at every step
-	}
-	x := b.embed(b.m.tgtEmb, in.decIn, embPos) // [B*T, D]
-	for i := range b.m.dec {
+	layer := func(i int, x *G.Node) *G.Node {
 		l := &b.m.dec[i]
-		if b.m.decStep != nil {
-			x = b.timing(x, in.tgtPos, b.m.decStep[i]) // [B*T, D]
-		}
 		x = b.residual(x, l.ln[0], func(y *G.Node) *G.Node {
 			return b.attention(y, y, l.self, in.B, in.T, in.T, in.decBias, false)
 		})
 		x = b.residual(x, l.ln[1], func(y *G.Node) *G.Node {
 			return b.attention(y, mem, l.cross, in.B, in.T, in.S, in.crossBias, false)
 		})
-		x = b.residual(x, l.ln[2], func(y *G.Node) *G.Node { return b.ffn(y, l) })
+		return b.residual(x, l.ln[2], func(y *G.Node) *G.Node { return b.ffn(y, l) })
+	}
+	var x *G.Node
+	if b.m.decStep != nil {
+		x = b.embed(b.m.tgtEmb, in.decIn, nil)                          // [B*T, D]
+		x = b.recurrence(x, in.tgtPos, b.m.decStep, b.m.decHalt, layer) // [B*T, D]
+	} else {
+		x = b.embed(b.m.tgtEmb, in.decIn, in.tgtPos) // [B*T, D]
+		for i := range b.m.dec {
+			x = layer(i, x) // [B*T, D]
+		}
 	}
 	x = b.layerNorm(x, b.m.decLN)          // [B*T, D]
 	return b.linear(x, b.m.outW, b.m.outB) // [B*T, V]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"compbench/data"
@@ -22,9 +23,12 @@ func tinyModel(t testing.TB, variant string, recs []data.Record) (*Model, *model
 	t.Helper()
 	v := models.BuildVocab(recs)
 	cfg := models.DefaultConfig()
-	if err := cfg.ApplyVariant(variant); err != nil {
+	// "universal+act": the Universal Transformer with adaptive computation time.
+	name, act := strings.CutSuffix(variant, "+act")
+	if err := cfg.ApplyVariant(name); err != nil {
 		t.Fatal(err)
 	}
+	cfg.ACT = act
 	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout = 1, 2, 8, 16, 0
 	cfg.RelBuckets, cfg.RelMaxDistance = 4, 8
 	cfg.SrcVocab, cfg.TgtVocab = len(v.Source), len(v.Target)
@@ -42,7 +46,7 @@ func tinyModel(t testing.TB, variant string, recs []data.Record) (*Model, *model
 // TestModelGradient compares the backward pass of the whole model with
 // central finite differences on a few weights of every parameter.
 func TestModelGradient(t *testing.T) {
-	for _, variant := range []string{"transformer", "sep-to-last", "universal"} {
+	for _, variant := range []string{"transformer", "sep-to-last", "universal", "universal+act"} {
 		t.Run(variant, func(t *testing.T) {
 			m, _, ex := tinyModel(t, variant, tinyRecords())
 			rows := []*models.Example{&ex[0], &ex[1], &ex[2]}
@@ -57,13 +61,15 @@ func TestModelGradient(t *testing.T) {
 				w := p.Data(i)
 				for _, k := range []int{0, len(w) / 2, len(w) - 1} {
 					old := w[k]
+					// The training graph (no dropout in tinyModel): its loss
+					// includes ACT's ponder cost, the evaluation loss does not.
 					w[k] = old + h
-					lp, err := m.Loss(bt, false, 0.1, 0)
+					lp, err := m.Loss(bt, true, 0.1, 1)
 					if err != nil {
 						t.Fatal(err)
 					}
 					w[k] = old - h
-					lm, _ := m.Loss(bt, false, 0.1, 0)
+					lm, _ := m.Loss(bt, true, 0.1, 1)
 					w[k] = old
 					num := (lp - lm) / (2 * h)
 					if d := math.Abs(num - float64(grads[i][k])); d > 2e-3+0.05*math.Abs(num) {

@@ -6,6 +6,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"compbench/engine"
+	"compbench/kernels"
 	"compbench/models"
 	"compbench/ops"
 )
@@ -37,11 +39,37 @@ import (
 // for a seed its weights are the 1-layer Transformer's, followed by the
 // step embeddings.
 //
-// Decision: adaptive computation time (recurrence_type "act") is not
-// implemented; Keysers et al. name the basic model, and its halting needs
-// ops the executor does not have. Incremental decoding keeps one
-// key/value cache per step, because a step's keys depend on the state it
-// sees, not only on the shared weights.
+// With Config.ACT, adaptive computation time (Graves 2016; Dehghani et
+// al. §2.2), as tensor2tensor's universal_transformer_act with act_type
+// "basic": before each step's layer, a halting unit gives each position a
+// probability p = sigmoid(state·w + b) (bias initialised to 1,
+// act_halting_bias_init); a position keeps running while its summed
+// probability stays at or below 1 - ε (ε = 0.01, act_epsilon), and in the
+// step it would pass that it halts with the remainder R = 1 - the sum so
+// far. The stack's output is the sum over steps of each step's layer
+// output weighted by p (running) or R (halting) or 0 (halted), and the
+// state carried to the next step is the layer's output. UTSteps is the
+// most steps (act_max_steps, which tensor2tensor sets to twice
+// num_hidden_layers: give --ut-steps 12 for that); a graph runs all of
+// them, which changes nothing for halted positions, whose weights are 0,
+// and equals tensor2tensor's loop, which stops when every position has
+// halted or the step limit is reached. The ponder cost, the mean over
+// positions of steps taken plus remainder, times ACTLossWeight, is added
+// to the training loss for each stack. Decision: the mean is over real
+// positions (tensor2tensor's runs over the padded batch too, so its cost
+// would depend on how a batch is padded). The halting decisions are step
+// functions and carry no gradient; p and R do.
+//
+// Incremental decoding keeps one key/value cache per step, because a
+// step's keys depend on the state it sees, not only on the shared weights.
+
+// ACT's constants (tensor2tensor's act_epsilon, act_loss_weight and
+// act_halting_bias_init).
+const (
+	actEpsilon    = 0.01
+	ACTLossWeight = 0.01
+	actHaltBias   = 1.0
+)
 
 // recur makes m's stacks recurrent: the one encoder and decoder layer New
 // made, repeated UTSteps times, and a step embedding per step.
@@ -55,12 +83,138 @@ func (m *Model) recur(pm paramMaker) {
 	for _, stack := range []struct {
 		name string
 		ids  *[]int
-	}{{"enc", &m.encStep}, {"dec", &m.decStep}} {
+		halt *[2]int
+	}{{"enc", &m.encStep, &m.encHalt}, {"dec", &m.decStep, &m.decHalt}} {
 		for t := 0; t < T; t++ {
 			id := pm.p.Add(fmt.Sprintf("%s.step%d", stack.name, t), tensor.Shape{d}, models.Normal(pm.rng, 1))
 			*stack.ids = append(*stack.ids, id)
 		}
+		if m.Cfg.ACT {
+			*stack.halt = [2]int{
+				pm.p.Add(stack.name+".halt.w", tensor.Shape{d, 1}, models.Xavier(pm.rng, d, 1)),
+				pm.p.Add(stack.name+".halt.b", tensor.Shape{1}, models.Constant(actHaltBias)),
+			}
+		}
 	}
+}
+
+// recurrence runs a Universal Transformer stack's steps over the embedded
+// state x [N, D]: before step t its timing (positions pos, step
+// embedding steps[t]), then layer(t, state). Without a halting unit the
+// output is the last step's state; with one (halt[0] >= 0), ACT's weighted
+// sum of the step outputs, and the stack's ponder times go to b.ponder.
+func (b *builder) recurrence(x, pos *G.Node, steps []int, halt [2]int, layer func(int, *G.Node) *G.Node) *G.Node {
+	if halt[0] < 0 {
+		for t, step := range steps {
+			x = layer(t, b.timing(x, pos, step)) // [N, D]
+		}
+		return x
+	}
+	n, d := x.Shape()[0], x.Shape()[1]
+	one, minus := G.NewConstant(float32(1)), G.NewConstant(float32(-1))
+	thr := G.NewConstant(float32(1 - actEpsilon))
+	// oneMinus is 1 - a as 1 + (-1)⊙a: Gorgonia differentiates a
+	// subtraction with a negation, which the executor has no kernel for.
+	oneMinus := func(a *G.Node) *G.Node { return b.must(G.Add(one, b.must(G.HadamardProd(minus, a)))) }
+	// p = softmax([z, 0])[0] = sigmoid(z): the executor's attention softmax
+	// over pairs; pick and spread are constant matrices.
+	pick := b.constant("act.pick", []float32{1, 0}, 1, 2)   // [1, 2]
+	first := b.constant("act.first", []float32{1, 0}, 2, 1) // [2, 1]
+	spread := b.constant("act.spread", ones(d), 1, d)       // [1, D]
+	var hp, rem, nup, acc *G.Node                           // [N, 1] ×3, [N, D]; nil: zero
+	add := func(a, c *G.Node) *G.Node {                     // a + c, a nil meaning 0
+		if a == nil {
+			return c
+		}
+		return b.must(G.Add(a, c))
+	}
+	mul := func(a, c *G.Node) *G.Node { // a ⊙ c, a nil meaning 1
+		if a == nil {
+			return c
+		}
+		return b.must(G.HadamardProd(a, c))
+	}
+	for t, step := range steps {
+		x = b.timing(x, pos, step) // [N, D]
+		if b.err != nil {
+			return x
+		}
+		z := b.linear(x, halt[0], halt[1])                                          // [N, 1]
+		pair := b.must(G.Reshape(b.must(G.Mul(z, pick)), tensor.Shape{1, 1, n, 2})) // [1, 1, N, 2]
+		if b.err != nil {
+			return x
+		}
+		pair = b.must(ops.AttentionSoftmax(pair, nil, nil))                    // [1, 1, N, 2]
+		p := b.must(G.Mul(b.must(G.Reshape(pair, tensor.Shape{n, 2})), first)) // [N, 1]
+		var run *G.Node                                                        // still running; nil: all
+		if hp != nil {
+			run = oneMinus(b.must(G.Gte(hp, one, true))) // [N, 1]
+		}
+		below := b.must(G.Gte(thr, add(hp, mul(run, p)), true)) // [N, 1] sum stays at or below 1-ε
+		if b.err != nil {
+			return x
+		}
+		keep := mul(run, below)                                                                  // [N, 1] runs on
+		halted := mul(run, oneMinus(below))                                                      // [N, 1] halts now
+		hp = add(hp, b.must(G.HadamardProd(p, keep)))                                            // [N, 1]
+		rem = add(rem, b.must(G.HadamardProd(halted, oneMinus(hp))))                             // [N, 1]
+		hp = b.must(G.Add(hp, b.must(G.HadamardProd(halted, rem))))                              // [N, 1]
+		nup = add(nup, b.must(G.Add(keep, halted)))                                              // [N, 1]
+		u := b.must(G.Add(b.must(G.HadamardProd(p, keep)), b.must(G.HadamardProd(halted, rem)))) // [N, 1]
+		if b.err != nil {
+			return x
+		}
+		w := b.must(G.Mul(u, spread)) // [N, D]
+		x = layer(t, x)               // [N, D]
+		if b.err != nil {
+			return x
+		}
+		upd := b.must(G.HadamardProd(x, w)) // [N, D]
+		if acc == nil {
+			acc = upd
+		} else {
+			acc = b.must(G.Add(upd, b.must(G.HadamardProd(acc, oneMinus(w))))) // [N, D]
+		}
+	}
+	b.ponder = append(b.ponder, b.must(G.Add(nup, rem))) // [N, 1]
+	return acc
+}
+
+// constant is a fixed matrix of the graph (a value, not a weight).
+func (b *builder) constant(name string, v []float32, shape ...int) *G.Node {
+	return G.NewTensor(b.g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName(name),
+		G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+}
+
+func ones(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
+
+// ponderCost is the stacks' ponder times weighted by real[k] [1, N_k]
+// (fillReal) and summed over the stacks, in the shape of the loss.
+func (b *builder) ponderCost(shape tensor.Shape, real ...*G.Node) *G.Node {
+	if len(real) != len(b.ponder) {
+		b.must(nil, fmt.Errorf("ACT: %d ponder vectors for %d position weights", len(b.ponder), len(real)))
+		return nil
+	}
+	var sum *G.Node
+	for k, pt := range b.ponder {
+		c := b.must(G.Mul(real[k], pt)) // [1, 1]
+		if b.err != nil {
+			return nil
+		}
+		c = b.must(G.Reshape(c, shape)) // the loss's
+		if sum == nil {
+			sum = c
+		} else {
+			sum = b.must(ops.Add(sum, c))
+		}
+	}
+	return sum
 }
 
 // timing adds the coordinate embedding of one recurrent step to the state
@@ -77,4 +231,112 @@ func (b *builder) timing(x, pos *G.Node, step int) *G.Node {
 		}
 	}
 	return b.must(ops.AddBias(x, b.param(step))) // [N, D]
+}
+
+// decodeACT is ACT in incremental decoding: the halting state of the one
+// new position per row, on the backend, with the arithmetic of recurrence.
+type decodeACT struct {
+	hp, rem, u  engine.Buf // [B] halted sum, remainder, this step's weight
+	z, p, run   engine.Buf // [B] halting logit, probability, still running
+	t1, t2      engine.Buf // [B] scratch
+	pair, probs engine.Buf // [B, 2]
+	w           engine.Buf // [B, D] the weight spread over the row
+	acc         engine.Buf // [B, D] the weighted sum of step outputs
+	consts      engine.Buf // pick [1,2], first [2,1], 1, 1-ε, spread [1,D]
+}
+
+// startACT allocates s.act's buffers.
+func (s *engineDecoder) startACT() error {
+	B, D := s.B, s.t.m.Cfg.Dim
+	a := &decodeACT{}
+	for _, f := range []struct {
+		dst *engine.Buf
+		n   int
+	}{{&a.hp, B}, {&a.rem, B}, {&a.u, B}, {&a.z, B}, {&a.p, B}, {&a.run, B}, {&a.t1, B}, {&a.t2, B},
+		{&a.pair, 2 * B}, {&a.probs, 2 * B}, {&a.w, B * D}, {&a.acc, B * D}, {&a.consts, 6 + D}} {
+		var err error
+		if *f.dst, err = s.alloc(f.n); err != nil {
+			return err
+		}
+	}
+	c := append([]float32{1, 0, 1, 0, 1, 1 - actEpsilon}, ones(D)...)
+	s.act = a
+	return s.be.Upload(a.consts, c)
+}
+
+// actHalt computes step t's weights a.u and a.w for the state s.x and
+// updates the halting sums (recurrence's bookkeeping, step by step).
+func (s *engineDecoder) actHalt(t int) error {
+	a, be, m := s.act, s.be, s.t.m
+	B, D := s.B, m.Cfg.Dim
+	pick, first := be.View(a.consts, 0, 2), be.View(a.consts, 2, 2)
+	one, thr, spread := be.View(a.consts, 4, 1), be.View(a.consts, 5, 1), be.View(a.consts, 6, D)
+	bin := func(op kernels.BinOp, x engine.Buf, xs int, y engine.Buf, ys int, out engine.Buf) error {
+		return be.Binary(op, B, x, xs, y, ys, out)
+	}
+	gemm := func(m, n, k int, x, y, out engine.Buf) error {
+		return be.Gemm(kernels.GemmParams{M: m, N: n, K: k, Alpha: 1, LdA: k, LdB: n, LdC: n}, x, y, out)
+	}
+	steps := []func() error{
+		func() error { return s.linear(s.x, B, m.decHalt[0], m.decHalt[1], a.z) }, // [B, 1]
+		func() error { return gemm(B, 2, 1, a.z, pick, a.pair) },                  // [B, 2]
+		func() error {
+			return be.AttnSoftmax(kernels.AttnShape{B: 1, H: 1, Tq: B, Tk: 2}, a.pair, nil, kernels.Bcast{}, nil, kernels.Bcast{}, a.probs)
+		},
+		func() error { return gemm(B, 1, 2, a.probs, first, a.p) }, // [B, 1]
+	}
+	if t == 0 {
+		steps = append(steps,
+			func() error { return be.Upload(a.hp, make([]float32, B)) },
+			func() error { return be.Upload(a.rem, make([]float32, B)) },
+			func() error { return bin(kernels.OpAdd, one, 0, a.hp, 1, a.run) }) // all running
+	} else {
+		steps = append(steps,
+			func() error { return bin(kernels.OpGreaterEq, a.hp, 1, one, 0, a.t1) },
+			func() error { return bin(kernels.OpSub, one, 0, a.t1, 1, a.run) })
+	}
+	steps = append(steps,
+		func() error { return bin(kernels.OpMul, a.run, 1, a.p, 1, a.t1) },
+		func() error { return bin(kernels.OpAdd, a.hp, 1, a.t1, 1, a.t1) },      // hp + p⊙run
+		func() error { return bin(kernels.OpGreaterEq, thr, 0, a.t1, 1, a.t2) }, // at or below 1-ε
+		func() error { return bin(kernels.OpSub, one, 0, a.t2, 1, a.t1) },
+		func() error { return bin(kernels.OpMul, a.run, 1, a.t1, 1, a.t1) }, // halts now
+		func() error { return bin(kernels.OpMul, a.run, 1, a.t2, 1, a.t2) }, // runs on
+		func() error { return bin(kernels.OpMul, a.p, 1, a.t2, 1, a.u) },    // p⊙keep
+		func() error { return bin(kernels.OpAdd, a.hp, 1, a.u, 1, a.hp) },
+		func() error { return bin(kernels.OpSub, one, 0, a.hp, 1, a.run) },
+		func() error { return bin(kernels.OpMul, a.t1, 1, a.run, 1, a.run) },
+		func() error { return bin(kernels.OpAdd, a.rem, 1, a.run, 1, a.rem) },
+		func() error { return bin(kernels.OpMul, a.t1, 1, a.rem, 1, a.run) }, // halted⊙rem
+		func() error { return bin(kernels.OpAdd, a.hp, 1, a.run, 1, a.hp) },
+		func() error { return bin(kernels.OpAdd, a.u, 1, a.run, 1, a.u) },
+		func() error { return gemm(B, D, 1, a.u, spread, a.w) }, // [B, D]
+	)
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return fmt.Errorf("ACT step %d: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// actMix adds the step's output s.x, weighted by a.w, to the running sum:
+// acc = x⊙w + acc⊙(1-w), acc = x⊙w at the first step.
+func (s *engineDecoder) actMix(t int) error {
+	a, n := s.act, s.B*s.t.m.Cfg.Dim
+	one := s.be.View(a.consts, 4, 1)
+	if t == 0 {
+		return s.be.Binary(kernels.OpMul, n, s.x, 1, a.w, 1, a.acc)
+	}
+	for _, f := range []func() error{
+		func() error { return s.be.Binary(kernels.OpSub, n, one, 0, a.w, 1, s.y) },
+		func() error { return s.be.Binary(kernels.OpMul, n, a.acc, 1, s.y, 1, a.acc) },
+		func() error { return s.be.Binary(kernels.OpMul, n, s.x, 1, a.w, 1, s.y) },
+		func() error { return s.be.Binary(kernels.OpAdd, n, s.y, 1, a.acc, 1, a.acc) },
+	} {
+		if err := f(); err != nil {
+			return fmt.Errorf("ACT step %d: %w", t, err)
+		}
+	}
+	return nil
 }
