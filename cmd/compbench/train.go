@@ -73,8 +73,13 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 // apply sets the flags given on the command line over cfg.
 func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 	var err error
+	// --model first: it resets the variant's fields (--act among them),
+	// and Visit goes in name order.
+	if fl := fs.Lookup("model"); isSet(fs, "model") {
+		err = f.set(fl, cfg)
+	}
 	fs.Visit(func(fl *flag.Flag) {
-		if err == nil {
+		if err == nil && fl.Name != "model" {
 			err = f.set(fl, cfg)
 		}
 	})
@@ -356,4 +361,11 @@ func fingerprints(trainPath, devPath string) ([]train.DataFile, error) {
 		files = append(files, df)
 	}
 	return files, nil
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }
