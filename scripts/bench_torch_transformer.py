@@ -6,7 +6,11 @@ each sublayer, sinusoidal positions, batch 64, source 16, target 48 tokens,
 label-smoothed cross-entropy, global-norm clipping, Adam (0.9, 0.98, 1e-9).
 Prints "pytorch ms/step X" (median); with --device other than cpu also
 "pytorch tokens/s N ..." from the mean step time, counting batch x target
-tokens as compbench's benchmarks count Batch.Tokens (no padding here)."""
+tokens as compbench's benchmarks count Batch.Tokens (no padding here).
+With --universal N, the Universal Transformer of BenchmarkUniversalTrainStep
+instead: one encoder and one decoder layer of that size applied N times
+with shared weights, sinusoidal positions and a learned step embedding
+added before every step, a final LayerNorm per stack."""
 import argparse
 import math
 import statistics
@@ -46,6 +50,37 @@ class Seq2Seq(nn.Module):
                                            ignore_index=0, label_smoothing=0.1)
 
 
+class Universal(nn.Module):
+    def __init__(self, v, d, heads, steps, mlp, dropout):
+        super().__init__()
+        self.src_emb, self.tgt_emb = nn.Embedding(v, d), nn.Embedding(v, d)
+        self.enc = nn.TransformerEncoderLayer(d, heads, mlp, dropout, batch_first=True, norm_first=True)
+        self.dec = nn.TransformerDecoderLayer(d, heads, mlp, dropout, batch_first=True, norm_first=True)
+        self.enc_norm, self.dec_norm = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.enc_step = nn.Parameter(torch.randn(steps, d))
+        self.dec_step = nn.Parameter(torch.randn(steps, d))
+        self.out = nn.Linear(d, v)
+        self.drop = nn.Dropout(dropout)
+        self.steps, self.d = steps, d
+
+    def forward(self, src, dec_in, tgt):
+        s, t = src.shape[1], dec_in.shape[1]
+        dev = src.device
+        ps, pt = sinusoid(s, self.d).to(dev), sinusoid(t, self.d).to(dev)
+        causal = nn.Transformer.generate_square_subsequent_mask(t).to(dev)
+        x = self.drop(self.src_emb(src))
+        for k in range(self.steps):
+            x = self.enc(x + ps + self.enc_step[k], src_key_padding_mask=src == 0)
+        mem = self.enc_norm(x)
+        y = self.drop(self.tgt_emb(dec_in))
+        for k in range(self.steps):
+            y = self.dec(y + pt + self.dec_step[k], mem, tgt_mask=causal, tgt_key_padding_mask=dec_in == 0,
+                         memory_key_padding_mask=src == 0)
+        logits = self.out(self.dec_norm(y))
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1),
+                                           ignore_index=0, label_smoothing=0.1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
@@ -55,11 +90,15 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--device", default="cpu", help="torch device: cpu (default), cuda, cuda:N")
+    ap.add_argument("--universal", type=int, default=0, help="steps of a Universal Transformer (0: the Transformer)")
     a = ap.parse_args()
     dev = torch.device(a.device)
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    m = Seq2Seq(a.vocab, 256, 4, 3, 512, 0.1)
+    if a.universal:
+        m = Universal(a.vocab, 256, 4, a.universal, 512, 0.1)
+    else:
+        m = Seq2Seq(a.vocab, 256, 4, 3, 512, 0.1)
     opt = torch.optim.Adam(m.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
     src = 4 + torch.randint(0, a.vocab - 4, (a.batch, a.src))
     tgt = 4 + torch.randint(0, a.vocab - 4, (a.batch, a.tgt))

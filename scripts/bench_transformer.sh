@@ -11,7 +11,7 @@ PY=${PYTHON:-python3}
 THREADS=${THREADS:-2}
 . scripts/bench_threads.sh
 echo "== transformer training step, batch 64 x 16 -> 48 tokens, paper size, $THREADS threads"
-out=$(GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=$THREADS go test -run XXX -bench 'BenchmarkTransformerTrainStep|BenchmarkGreedyDecode' -benchtime 5x ./train)
+out=$(GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=$THREADS go test -run XXX -bench 'BenchmarkTransformerTrainStep|BenchmarkUniversalTrainStep|BenchmarkGreedyDecode' -benchtime 5x ./train)
 metric() { echo "$out" | awk -v b="$1" -v u="$2" '$1 ~ b {for (i = 1; i <= NF; i++) if ($(i+1) == u) print $i}'; }
 go_ms=$(metric TransformerTrainStep ms/step)
 torch_best lower "$PY" scripts/bench_torch_transformer.py --steps 5
@@ -30,3 +30,10 @@ echo "$py_line, cpu-ms/step $py_cpu"
 awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", g / p}'
 awk -v g="$go_cpu" -v p="$py_cpu" 'BEGIN {printf "cpu-time ratio compbench/pytorch %.2f\n", g / p}'
 echo "greedy decoding: $(metric GreedyDecode tokens/s) tokens/s (peak $(metric GreedyDecode MB-peak) MB)"
+echo "== universal transformer training step, the same batch, d 256, 6 steps of one shared layer per stack, $THREADS threads"
+ut_ms=$(metric UniversalTrainStep ms/step)
+torch_best lower "$PY" scripts/bench_torch_transformer.py --universal 6 --steps 5
+ut_py=$(echo "$TORCH_LINE" | awk '{print $3}')
+echo "compbench ms/step $ut_ms (peak $(metric UniversalTrainStep MB-peak) MB)"
+echo "$TORCH_LINE"
+awk -v g="$ut_ms" -v p="$ut_py" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", g / p}'

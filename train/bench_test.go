@@ -23,8 +23,17 @@ const benchB, benchS, benchT, benchV = 64, 16, 48, 24
 // benchModel binds the model to the CPU device (with an optimizer when
 // opt is set) and returns it with a batch.
 func benchModel(b *testing.B, opt *ops.AdamConfig) (models.Runner, *models.Batch) {
+	return benchVariant(b, "transformer", opt)
+}
+
+// benchVariant is benchModel for the --model name variant at the paper's
+// size (the Universal Transformer with its default 6 steps).
+func benchVariant(b *testing.B, variant string, opt *ops.AdamConfig) (models.Runner, *models.Batch) {
 	blas.Use()
 	cfg := models.DefaultConfig()
+	if err := cfg.ApplyVariant(variant); err != nil {
+		b.Fatal(err)
+	}
 	cfg.SrcVocab, cfg.TgtVocab = benchV, benchV
 	m, err := transformer.New(cfg, 1)
 	if err != nil {
@@ -65,8 +74,15 @@ func cpuTime() time.Duration {
 
 // BenchmarkTransformerTrainStep times forward, backward, clipping and the
 // Adam update; scripts/bench_transformer.sh compares it with PyTorch.
-func BenchmarkTransformerTrainStep(b *testing.B) {
-	m, bt := benchModel(b, &ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
+func BenchmarkTransformerTrainStep(b *testing.B) { benchTrainStep(b, "transformer") }
+
+// BenchmarkUniversalTrainStep is BenchmarkTransformerTrainStep for the
+// Universal Transformer (6 steps of one shared layer per stack, d 256);
+// scripts/bench_transformer.sh compares it with the same model in PyTorch.
+func BenchmarkUniversalTrainStep(b *testing.B) { benchTrainStep(b, models.Universal) }
+
+func benchTrainStep(b *testing.B, variant string) {
+	m, bt := benchVariant(b, variant, &ops.AdamConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9})
 	step := func(i int) {
 		if _, _, err := m.Step(bt, 0.1, i, 1, 1e-4); err != nil {
 			b.Fatal(err)
