@@ -18,11 +18,12 @@ Tabulate a sweep (DIR written by compbench sweep) or one run folder: one row
 per cell group (data, model, varied config values) with the mean ± sample
 standard deviation over its seeds and n, the number of seeds finished, for
 dev and test exact match (zero- and few-shot), RobustFill execution accuracy,
-compound divergence and training time. --format md (default) prints a
-markdown table; csv one flat row per run, for pandas or R; html one
+compound divergence, easiness AUC and training time. --format md (default)
+prints a markdown table; csv one flat row per run, for pandas or R; html one
 self-contained page with the table and SVG plots (learning curves per cell
 group, one line per seed; test exact match against compound divergence when
-the cells are splits). --plots also writes each plot as an SVG file.`, stderr)
+the cells are splits; ROC curves of easiness against correctness when the
+cells computed easiness). --plots also writes each plot as an SVG file.`, stderr)
 	format := fs.String("format", "md", "output `FORMAT`: md, html or csv")
 	asCSV := fs.Bool("csv", false, "same as --format csv")
 	out := fs.String("out", "", "write to `FILE` instead of standard output")
