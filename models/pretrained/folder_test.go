@@ -92,7 +92,7 @@ func TestOpenBadInput(t *testing.T) {
 	cases := []struct {
 		name    string
 		fixture string
-		spoil  func(t *testing.T, dir string)
+		spoil   func(t *testing.T, dir string)
 		want    string
 	}{
 		{"no config", "t5-tiny", func(t *testing.T, d string) { os.Remove(filepath.Join(d, "config.json")) }, "no config.json"},
