@@ -101,3 +101,37 @@ func TestBucketsMatrix(t *testing.T) {
 		t.Error("max distance inside exact range accepted")
 	}
 }
+
+// TestBucketT5Table pins Bucket at T5's setting (32 buckets, maximum
+// distance 128) to the buckets of Hugging Face's T5
+// (_relative_position_bucket, float32 logarithms), so that a pretrained
+// T5's relative-position table is read as it was trained. Query minus key
+// distances n, keys before the query; after is the same distance with the
+// key after the query.
+func TestBucketT5Table(t *testing.T) {
+	ns := []int{0, 1, 2, 3, 7, 8, 9, 11, 12, 15, 16, 17, 22, 23, 31, 32, 33, 45, 46, 63, 64, 65, 90, 91, 127, 128, 129, 500}
+	cases := []struct {
+		name          string
+		bidirectional bool
+		before, after []int
+	}{
+		{"encoder", true,
+			[]int{0, 1, 2, 3, 7, 8, 8, 8, 9, 9, 10, 10, 10, 11, 11, 12, 12, 12, 13, 13, 14, 14, 14, 15, 15, 15, 15, 15},
+			[]int{0, 17, 18, 19, 23, 24, 24, 24, 25, 25, 26, 26, 26, 27, 27, 28, 28, 28, 29, 29, 30, 30, 30, 31, 31, 31, 31, 31}},
+		{"decoder", false,
+			[]int{0, 1, 2, 3, 7, 8, 9, 11, 12, 15, 16, 16, 18, 18, 21, 21, 21, 23, 24, 26, 26, 26, 29, 29, 31, 31, 31, 31},
+			make([]int, 28)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, n := range ns {
+				if got := Bucket(n, tc.bidirectional, 32, 128); got != tc.before[k] {
+					t.Errorf("distance %d, key before: bucket %d, T5's %d", n, got, tc.before[k])
+				}
+				if got := Bucket(-n, tc.bidirectional, 32, 128); got != tc.after[k] {
+					t.Errorf("distance %d, key after: bucket %d, T5's %d", n, got, tc.after[k])
+				}
+			}
+		})
+	}
+}
