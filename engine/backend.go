@@ -42,6 +42,8 @@ type Backend interface {
 	ReLUGrad(n int, y, dy, dx Buf) error
 	GELU(n int, x, y Buf) error
 	GELUGrad(n int, x, dy, dx Buf) error
+	GELUErf(n int, x, y Buf) error
+	GELUErfGrad(n int, x, dy, dx Buf) error
 	Transpose2D(rows, cols int, x, y Buf) error
 	Embed(n, d int, table, ids, y Buf) error
 	EmbedGrad(v, d, n int, dy, ids, dtable Buf) error

@@ -158,6 +158,14 @@ func (c *CPU) ReLUGrad(n int, y, dy, dx Buf) error {
 	return nil
 }
 func (c *CPU) GELU(n int, x, y Buf) error { kernels.GELURef(n, f32(x), f32(y)); return nil }
+func (c *CPU) GELUErf(n int, x, y Buf) error {
+	kernels.GELUErfRef(n, f32(x), f32(y))
+	return nil
+}
+func (c *CPU) GELUErfGrad(n int, x, dy, dx Buf) error {
+	kernels.GELUErfGradRef(n, f32(x), f32(dy), f32(dx))
+	return nil
+}
 func (c *CPU) GELUGrad(n int, x, dy, dx Buf) error {
 	kernels.GELUGradRef(n, f32(x), f32(dy), f32(dx))
 	return nil

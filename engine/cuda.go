@@ -82,6 +82,10 @@ func (c *CUDA) ReLU(n int, x, y Buf) error          { return c.Dev.ReLU(n, kb(x)
 func (c *CUDA) ReLUGrad(n int, y, dy, dx Buf) error { return c.Dev.ReLUGrad(n, kb(y), kb(dy), kb(dx)) }
 func (c *CUDA) GELU(n int, x, y Buf) error          { return c.Dev.GELU(n, kb(x), kb(y)) }
 func (c *CUDA) GELUGrad(n int, x, dy, dx Buf) error { return c.Dev.GELUGrad(n, kb(x), kb(dy), kb(dx)) }
+func (c *CUDA) GELUErf(n int, x, y Buf) error       { return c.Dev.GELUErf(n, kb(x), kb(y)) }
+func (c *CUDA) GELUErfGrad(n int, x, dy, dx Buf) error {
+	return c.Dev.GELUErfGrad(n, kb(x), kb(dy), kb(dx))
+}
 func (c *CUDA) Transpose2D(rows, cols int, x, y Buf) error {
 	return c.Dev.Transpose2D(rows, cols, kb(x), kb(y))
 }

@@ -287,6 +287,10 @@ func (m *Machine) step(st *Step) error {
 		return b.GELU(n, in(0), out)
 	case ops.KindGELUGrad:
 		return b.GELUGrad(n, in(0), in(1), out)
+	case ops.KindGELUErf:
+		return b.GELUErf(n, in(0), out)
+	case ops.KindGELUErfGrad:
+		return b.GELUErfGrad(n, in(0), in(1), out)
 	case ops.KindReLU:
 		return b.ReLU(n, in(0), out)
 	case ops.KindReLUGrad:

@@ -74,6 +74,23 @@ extern "C" __global__ void gelu_grad(int n, const float* x, const float* dy, flo
   }
 }
 
+// The exact GELU x Φ(x) = 0.5 x (1 + erf(x/√2)) and its derivative
+// Φ(x) + x φ(x), in double like the CPU references.
+extern "C" __global__ void gelu_erf_fwd(int n, const float* x, float* y) {
+  GRID_STRIDE(i, n) {
+    double v = x[i];
+    y[i] = (float)(0.5 * v * (1 + erf(v * 0.7071067811865476)));
+  }
+}
+
+extern "C" __global__ void gelu_erf_grad(int n, const float* x, const float* dy, float* dx) {
+  GRID_STRIDE(i, n) {
+    double v = x[i];
+    double d = 0.5 * (1 + erf(v * 0.7071067811865476)) + v * exp(-0.5 * v * v) * 0.3989422804014327;
+    dx[i] = (float)(dy[i] * d);
+  }
+}
+
 // ---- dropout: math/rand/v2 PCG-DXSM, jumped ahead per thread ----
 
 struct u128 { unsigned long long hi, lo; };

@@ -23,6 +23,8 @@ const emu::Entry table[] = {
     EMU_PLAIN(relu_grad),
     EMU_PLAIN(gelu_fwd),
     EMU_PLAIN(gelu_grad),
+    EMU_PLAIN(gelu_erf_fwd),
+    EMU_PLAIN(gelu_erf_grad),
     EMU_PLAIN(dropout_fwd),
     EMU_PLAIN(dropout_grad),
     EMU_ENTRY(transpose2d),

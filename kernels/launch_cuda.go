@@ -10,7 +10,7 @@ import (
 // kernelNames are the entry points of kernels/ptx, checked by the tests.
 var kernelNames = map[string]bool{
 	"binary_f32": true, "add_bias": true, "repeat_rows": true, "sum_rows": true,
-	"relu_fwd": true, "relu_grad": true, "gelu_fwd": true, "gelu_grad": true,
+	"relu_fwd": true, "relu_grad": true, "gelu_fwd": true, "gelu_grad": true, "gelu_erf_fwd": true, "gelu_erf_grad": true,
 	"dropout_fwd": true, "dropout_grad": true, "transpose2d": true,
 	"adam_step": true, "sum_squares": true, "sum_parts": true, "clip_by_norm": true,
 	"adam_step_multi": true, "sum_squares_multi": true, "clip_by_norm_multi": true,
@@ -181,6 +181,22 @@ func (d *Device) GELU(n int, x, y Buf) error {
 		return err
 	}
 	return d.elementwise("gelu_fwd", n, n, x, y)
+}
+
+// GELUErf is GELUErfRef.
+func (d *Device) GELUErf(n int, x, y Buf) error {
+	if err := needAll("gelu erf", n, x, y); err != nil {
+		return err
+	}
+	return d.elementwise("gelu_erf_fwd", n, n, x, y)
+}
+
+// GELUErfGrad is GELUErfGradRef.
+func (d *Device) GELUErfGrad(n int, x, dy, dx Buf) error {
+	if err := needAll("gelu erf grad", n, x, dy, dx); err != nil {
+		return err
+	}
+	return d.elementwise("gelu_erf_grad", n, n, x, dy, dx)
 }
 
 // GELUGrad is GELUGradRef.

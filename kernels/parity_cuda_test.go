@@ -233,6 +233,14 @@ func TestElementwiseParity(t *testing.T) {
 		GELUGradRef(n, x, dy, y)
 		ok(t, dev.GELUGrad(n, gx, gdy, gy))
 		closeTo(t, "gelu grad", down(t, gy, n), y, 1e-7, 2e-6)
+		// The exact GELU in double on both sides (erf of libm and of the
+		// device's math library): within a float32 ulp or two.
+		GELUErfRef(n, x, y)
+		ok(t, dev.GELUErf(n, gx, gy))
+		closeTo(t, "gelu erf", down(t, gy, n), y, 1e-30, 2e-7)
+		GELUErfGradRef(n, x, dy, y)
+		ok(t, dev.GELUErfGrad(n, gx, gdy, gy))
+		closeTo(t, "gelu erf grad", down(t, gy, n), y, 1e-7, 2e-7)
 		ReLURef(n, x, y)
 		ok(t, dev.ReLU(n, gx, gy))
 		same(t, "relu", down(t, gy, n), y)

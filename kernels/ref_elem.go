@@ -158,3 +158,22 @@ func GELURef(n int, x, y []float32) { vecmath.GELU(x[:n], y[:n]) }
 
 // GELUGradRef computes dx = dy * GELU'(x) as ops' GELUGrad (vecmath.GELUGrad).
 func GELUGradRef(n int, x, dy, dx []float32) { vecmath.GELUGrad(x[:n], dy[:n], dx[:n]) }
+
+// GELUErfRef computes the exact GELU y = x Φ(x) = 0.5 x (1 + erf(x/√2)),
+// in float64 per element (ops' GELUExact).
+func GELUErfRef(n int, x, y []float32) {
+	for i, v := range x[:n] {
+		u := float64(v)
+		y[i] = float32(0.5 * u * (1 + math.Erf(u/math.Sqrt2)))
+	}
+}
+
+// GELUErfGradRef computes dx = dy * (Φ(x) + x φ(x)), the exact GELU's
+// derivative, in float64 per element.
+func GELUErfGradRef(n int, x, dy, dx []float32) {
+	for i, v := range x[:n] {
+		u := float64(v)
+		d := 0.5*(1+math.Erf(u/math.Sqrt2)) + u*math.Exp(-0.5*u*u)/math.Sqrt(2*math.Pi)
+		dx[i] = float32(float64(dy[i]) * d)
+	}
+}

@@ -287,6 +287,23 @@ func TestElementwiseRefs(t *testing.T) {
 		}
 		near64(t, "dx", dx, want, 1e-6)
 	})
+	t.Run("gelu erf", func(t *testing.T) {
+		x := []float32{-3, 0, 1, 3}
+		y := make([]float32, 4)
+		GELUErfRef(4, x, y)
+		// x Φ(x), Φ from tables: Φ(1) = 0.8413447460685429.
+		near64(t, "y", y, []float64{-0.00404969409489031, 0, 0.8413447460685429, 2.99595030590511}, 1e-7)
+		xs, dy := randF(13, 101, 4), randF(15, 101, 1)
+		dx := make([]float32, 101)
+		GELUErfGradRef(101, xs, dy, dx)
+		want := make([]float64, 101)
+		gelu := func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) }
+		for i, v := range xs {
+			const h = 1e-5
+			want[i] = float64(dy[i]) * (gelu(float64(v)+h) - gelu(float64(v)-h)) / (2 * h)
+		}
+		near64(t, "dx", dx, want, 1e-6)
+	})
 	t.Run("relu", func(t *testing.T) {
 		x := []float32{-2, negZero, 0, 3}
 		y := make([]float32, 4)

@@ -42,13 +42,15 @@ const (
 	KindLinear
 	KindLinearGradX
 	KindLinearGradW
+	KindGELUErf
+	KindGELUErfGrad
 )
 
 var kindNames = [...]string{"Unknown", "Dropout", "DropoutGrad", "Embed", "EmbedGrad", "RelBias", "RelBiasGrad",
 	"LayerNorm", "LayerNormGradX", "LayerNormGradGamma", "LayerNormGradBeta",
 	"AttnScores", "AttnScoresGradQ", "AttnScoresGradK", "AttnValues", "AttnValuesGradP", "AttnValuesGradV",
 	"AttnSoftmax", "AttnSoftmaxGrad", "SumTo", "SoftmaxCE", "SoftmaxCEGrad", "GELU", "GELUGrad", "ReLU", "ReLUGrad",
-	"Add", "AddBias", "Linear", "LinearGradX", "LinearGradW"}
+	"Add", "AddBias", "Linear", "LinearGradX", "LinearGradW", "GELUErf", "GELUErfGrad"}
 
 func (k Kind) String() string {
 	if k < 0 || int(k) >= len(kindNames) {
@@ -144,7 +146,12 @@ func Inspect(op G.Op) (info Info, ok bool) {
 	case *sceGradOp:
 		return Info{Kind: KindSoftmaxCEGrad, Ignore: o.fwd.ignore, Smoothing: o.fwd.smoothing}, true
 	case *geluOp:
-		if o.grad {
+		switch {
+		case o.erf && o.grad:
+			return Info{Kind: KindGELUErfGrad}, true
+		case o.erf:
+			return Info{Kind: KindGELUErf}, true
+		case o.grad:
 			return Info{Kind: KindGELUGrad}, true
 		}
 		return Info{Kind: KindGELU}, true

@@ -59,6 +59,13 @@ func TestGELUValues(t *testing.T) {
 	near(t, "gelu", y.(*tensor.Dense).Float32s(), []float64{-0.0036373920817729943, 0, 0.8411919906082768, 2.9963626079182272}, 1e-6)
 }
 
+func TestGELUExactValues(t *testing.T) {
+	x := tensor.New(tensor.WithShape(4), tensor.WithBacking([]float32{-3, 0, 1, 3}))
+	y := eval(t, []*tensor.Dense{x}, func(in []*G.Node) (*G.Node, error) { return GELUExact(in[0]) })
+	// x Φ(x): Φ(1) = 0.8413447460685429; the tanh form gives 0.8411919906.
+	near(t, "gelu exact", y.(*tensor.Dense).Float32s(), []float64{-0.00404969409489031, 0, 0.8413447460685429, 2.99595030590511}, 1e-6)
+}
+
 func TestCrossEntropyValues(t *testing.T) {
 	logits := tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float32{0, 0, 0, 1, 2, 3, 5, 5, 5}))
 	targets := tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{1, 2, -100}))

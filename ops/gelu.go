@@ -15,13 +15,20 @@ import (
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float32
 // (kernels.GELURef).
 func GELU(x *G.Node) (*G.Node, error) {
-	return G.ApplyOp(&geluOp{base("GELU", 1), false}, x) // same shape as x
+	return G.ApplyOp(&geluOp{base("GELU", 1), false, false}, x) // same shape as x
 }
 
-// geluOp is the forward op, or with grad set the backward op taking (x, dy).
+// GELUExact applies the exact Gaussian error linear unit x·Φ(x) =
+// 0.5 x (1 + erf(x/√2)) elementwise (BART's "gelu"; kernels.GELUErfRef).
+func GELUExact(x *G.Node) (*G.Node, error) {
+	return G.ApplyOp(&geluOp{base("GELUErf", 1), false, true}, x) // same shape as x
+}
+
+// geluOp is the forward op, or with grad set the backward op taking (x,
+// dy); erf selects the exact form over the tanh approximation.
 type geluOp struct {
 	opBase
-	grad bool
+	grad, erf bool
 }
 
 func (o *geluOp) Type() hm.Type {
@@ -53,8 +60,16 @@ func (o *geluOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	y := res.Float32s()
 	parallel(len(x), 8*len(x), func(lo, hi int) {
 		if o.grad {
+			if o.erf {
+				kernels.GELUErfGradRef(hi-lo, x[lo:hi], dy[lo:hi], y[lo:hi])
+				return
+			}
 			kernels.GELUGradRef(hi-lo, x[lo:hi], dy[lo:hi], y[lo:hi])
 		} else {
+			if o.erf {
+				kernels.GELUErfRef(hi-lo, x[lo:hi], y[lo:hi])
+				return
+			}
 			kernels.GELURef(hi-lo, x[lo:hi], y[lo:hi])
 		}
 	})
@@ -66,7 +81,11 @@ func (o *geluOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if o.grad {
 		return nil, fmt.Errorf("gelu: second derivative not implemented")
 	}
-	dx, err := G.ApplyOp(&geluOp{base("GELUGrad", 2), true}, in[0], grad) // same shape as x
+	name := "GELUGrad"
+	if o.erf {
+		name = "GELUErfGrad"
+	}
+	dx, err := G.ApplyOp(&geluOp{base(name, 2), true, o.erf}, in[0], grad) // same shape as x
 	if err != nil {
 		return nil, err
 	}

@@ -153,6 +153,8 @@ func TestGradients(t *testing.T) {
 			build: func(in []*G.Node) (*G.Node, error) { return LayerNorm(in[0], in[1], in[2], LayerNormEps) }},
 		{name: "gelu", inputs: []*tensor.Dense{geluIn}, diff: []bool{true},
 			build: func(in []*G.Node) (*G.Node, error) { return GELU(in[0]) }},
+		{name: "gelu exact", inputs: []*tensor.Dense{geluIn}, diff: []bool{true},
+			build: func(in []*G.Node) (*G.Node, error) { return GELUExact(in[0]) }},
 		{name: "cross-entropy", inputs: []*tensor.Dense{randT(7, 3, 4, 6), intT1(2, 0, 5, 2)}, diff: []bool{true, false},
 			build: func(in []*G.Node) (*G.Node, error) { return SoftmaxCrossEntropy(in[0], in[1], 0, 0) }},
 		{name: "cross-entropy smoothed", inputs: []*tensor.Dense{randT(8, 3, 4, 6), intT1(2, 0, 5, 1)}, diff: []bool{true, false},
