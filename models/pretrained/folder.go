@@ -23,8 +23,8 @@ import (
 
 // Model types Open reads (config.json's model_type).
 const (
-	T5   = "t5"
-	BART = "bart"
+	TypeT5   = "t5"
+	TypeBART = "bart"
 )
 
 // Bounds on a config's sizes and layer counts.
@@ -101,21 +101,21 @@ func ParseConfig(b []byte, name string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	switch c.ModelType {
-	case T5:
+	case TypeT5:
 		if probe.NumDecoderLayers == nil {
 			c.NumDecoderLayers = c.NumLayers
 		}
 		if c.DecoderStartID < 0 {
 			c.DecoderStartID = c.PadID
 		}
-	case BART:
+	case TypeBART:
 		if c.DecoderStartID < 0 {
 			c.DecoderStartID = c.EOSID
 		}
 	case "":
-		return Config{}, fmt.Errorf("%s: no model_type (want %q or %q)", name, T5, BART)
+		return Config{}, fmt.Errorf("%s: no model_type (want %q or %q)", name, TypeT5, TypeBART)
 	default:
-		return Config{}, fmt.Errorf("%s: model_type %q is not an encoder-decoder compbench reads (%q or %q)", name, c.ModelType, T5, BART)
+		return Config{}, fmt.Errorf("%s: model_type %q is not an encoder-decoder compbench reads (%q or %q)", name, c.ModelType, TypeT5, TypeBART)
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
@@ -131,17 +131,17 @@ func (c Config) Validate() error {
 	}
 	positive := []field{{"vocab_size", c.VocabSize}, {"d_model", c.DModel}}
 	switch c.ModelType {
-	case T5:
+	case TypeT5:
 		positive = append(positive, field{"d_kv", c.DKV}, field{"d_ff", c.DFF}, field{"num_heads", c.NumHeads},
 			field{"num_layers", c.NumLayers}, field{"num_decoder_layers", c.NumDecoderLayers},
 			field{"relative_attention_num_buckets", c.RelBuckets}, field{"relative_attention_max_distance", c.RelMaxDistance})
-	case BART:
+	case TypeBART:
 		positive = append(positive, field{"encoder_layers", c.EncoderLayers}, field{"decoder_layers", c.DecoderLayers},
 			field{"encoder_attention_heads", c.EncoderHeads}, field{"decoder_attention_heads", c.DecoderHeads},
 			field{"encoder_ffn_dim", c.EncoderFFN}, field{"decoder_ffn_dim", c.DecoderFFN},
 			field{"max_position_embeddings", c.MaxPositions})
 	default:
-		return fmt.Errorf("model_type %q is not %q or %q", c.ModelType, T5, BART)
+		return fmt.Errorf("model_type %q is not %q or %q", c.ModelType, TypeT5, TypeBART)
 	}
 	for _, f := range positive {
 		if f.v < 1 {
@@ -165,14 +165,14 @@ func (c Config) Validate() error {
 		}
 	}
 	switch c.ModelType {
-	case T5:
+	case TypeT5:
 		if c.FeedForward != "relu" && c.FeedForward != "gated-gelu" {
 			return fmt.Errorf("feed_forward_proj %q is not relu (T5 v1.0) or gated-gelu (v1.1)", c.FeedForward)
 		}
 		if c.RelBuckets < 4 || c.RelMaxDistance < c.RelBuckets/2 {
 			return fmt.Errorf("relative_attention_num_buckets %d / relative_attention_max_distance %d: need at least 4 buckets and a distance of half of them", c.RelBuckets, c.RelMaxDistance)
 		}
-	case BART:
+	case TypeBART:
 		if c.Activation != "gelu" {
 			return fmt.Errorf("activation_function %q is not gelu", c.Activation)
 		}
@@ -191,7 +191,7 @@ func (c Config) Validate() error {
 func Shapes(c Config) (need map[string][]int, aliases map[string][]int) {
 	need, aliases = map[string][]int{}, map[string][]int{}
 	d, V := c.DModel, c.VocabSize
-	if c.ModelType == T5 {
+	if c.ModelType == TypeT5 {
 		inner := c.NumHeads * c.DKV
 		need["shared.weight"] = []int{V, d}
 		aliases["encoder.embed_tokens.weight"] = []int{V, d}
@@ -368,7 +368,7 @@ func sameShape(a, b []int) bool {
 // tokenizerSize loads the tokenizer files of a model type and returns its
 // vocabulary size.
 func tokenizerSize(dir, modelType string) (n int, err error) {
-	if modelType == T5 {
+	if modelType == TypeT5 {
 		path := filepath.Join(dir, "tokenizer.json")
 		if _, err := os.Stat(path); err != nil {
 			return 0, fmt.Errorf("%s: no tokenizer.json (T5's unigram tokenizer)", dir)

@@ -18,9 +18,9 @@ func TestOpenFixtures(t *testing.T) {
 		tied      bool
 		tokenizer int
 	}{
-		{"t5-tiny", T5, "relu", true, 80},
-		{"t5v11-tiny", T5, "gated-gelu", false, 80},
-		{"bart-tiny", BART, "relu", true, 276}, // ff: the T5 default, unused by BART
+		{"t5-tiny", TypeT5, "relu", true, 80},
+		{"t5v11-tiny", TypeT5, "gated-gelu", false, 80},
+		{"bart-tiny", TypeBART, "relu", true, 276}, // ff: the T5 default, unused by BART
 	}
 	for _, tc := range cases {
 		t.Run(tc.dir, func(t *testing.T) {
@@ -33,10 +33,10 @@ func TestOpenFixtures(t *testing.T) {
 				t.Errorf("model_type %q, feed_forward_proj %q, tied %v, tokenizer %d; want %q, %q, %v, %d",
 					c.ModelType, c.FeedForward, c.TieEmbeddings, f.TokenizerSize, tc.typ, tc.ff, tc.tied, tc.tokenizer)
 			}
-			if tc.typ == T5 && (c.NumDecoderLayers != 2 || c.DecoderStartID != 0 || c.RelBuckets != 8) {
+			if tc.typ == TypeT5 && (c.NumDecoderLayers != 2 || c.DecoderStartID != 0 || c.RelBuckets != 8) {
 				t.Errorf("T5 decoder layers %d, decoder start %d, buckets %d", c.NumDecoderLayers, c.DecoderStartID, c.RelBuckets)
 			}
-			if tc.typ == BART && (c.DecoderStartID != 2 || c.MaxPositions != 32) {
+			if tc.typ == TypeBART && (c.DecoderStartID != 2 || c.MaxPositions != 32) {
 				t.Errorf("BART decoder start %d, positions %d", c.DecoderStartID, c.MaxPositions)
 			}
 		})
