@@ -53,6 +53,9 @@ type Backend interface {
 	LayerNormGradX(n, d int, eps float32, x, gamma, dy, dx Buf) error
 	LayerNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error
 	LayerNormGradBeta(n, d int, dy, dbeta Buf) error
+	RMSNorm(n, d int, eps float32, x, gamma, y Buf) error
+	RMSNormGradX(n, d int, eps float32, x, gamma, dy, dx Buf) error
+	RMSNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error
 	// AttnSoftmax takes nil for an absent mask or bias.
 	AttnSoftmax(s kernels.AttnShape, x, mask Buf, mb kernels.Bcast, bias Buf, bb kernels.Bcast, y Buf) error
 	AttnSoftmaxGrad(rows, tk int, p, dp, ds Buf) error

@@ -202,6 +202,18 @@ func (c *CPU) LayerNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error
 	kernels.LayerNormGradGammaRef(n, d, eps, f32(x), f32(dy), f32(dgamma))
 	return nil
 }
+func (c *CPU) RMSNorm(n, d int, eps float32, x, gamma, y Buf) error {
+	kernels.RMSNormRef(n, d, eps, f32(x), f32(gamma), f32(y))
+	return nil
+}
+func (c *CPU) RMSNormGradX(n, d int, eps float32, x, gamma, dy, dx Buf) error {
+	kernels.RMSNormGradXRef(n, d, eps, f32(x), f32(gamma), f32(dy), f32(dx))
+	return nil
+}
+func (c *CPU) RMSNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error {
+	kernels.RMSNormGradGammaRef(n, d, eps, f32(x), f32(dy), f32(dgamma))
+	return nil
+}
 func (c *CPU) LayerNormGradBeta(n, d int, dy, dbeta Buf) error {
 	kernels.LayerNormGradBetaRef(n, d, f32(dy), f32(dbeta))
 	return nil

@@ -110,6 +110,15 @@ func (c *CUDA) LayerNormGradX(n, d int, eps float32, x, gamma, dy, dx Buf) error
 func (c *CUDA) LayerNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error {
 	return c.Dev.LayerNormGradGamma(n, d, eps, kb(x), kb(dy), kb(dgamma))
 }
+func (c *CUDA) RMSNorm(n, d int, eps float32, x, gamma, y Buf) error {
+	return c.Dev.RMSNorm(n, d, eps, kb(x), kb(gamma), kb(y))
+}
+func (c *CUDA) RMSNormGradX(n, d int, eps float32, x, gamma, dy, dx Buf) error {
+	return c.Dev.RMSNormGradX(n, d, eps, kb(x), kb(gamma), kb(dy), kb(dx))
+}
+func (c *CUDA) RMSNormGradGamma(n, d int, eps float32, x, dy, dgamma Buf) error {
+	return c.Dev.RMSNormGradGamma(n, d, eps, kb(x), kb(dy), kb(dgamma))
+}
 func (c *CUDA) LayerNormGradBeta(n, d int, dy, dbeta Buf) error {
 	return c.Dev.LayerNormGradBeta(n, d, kb(dy), kb(dbeta))
 }

@@ -256,6 +256,15 @@ func (m *Machine) step(st *Step) error {
 	case ops.KindLayerNormGradBeta:
 		s := shape(1)
 		return b.LayerNormGradBeta(s[0], s[1], in(1), out)
+	case ops.KindRMSNorm:
+		s := shape(0)
+		return b.RMSNorm(s[0], s[1], info.Eps, in(0), in(1), out)
+	case ops.KindRMSNormGradX:
+		s := shape(0)
+		return b.RMSNormGradX(s[0], s[1], info.Eps, in(0), in(1), in(2), out)
+	case ops.KindRMSNormGradGamma:
+		s := shape(0)
+		return b.RMSNormGradGamma(s[0], s[1], info.Eps, in(0), in(1), out)
 	case ops.KindAttnSoftmax:
 		s := shape(0)
 		as := kernels.AttnShape{B: s[0], H: s[1], Tq: s[2], Tk: s[3]}

@@ -15,6 +15,7 @@ var kernelNames = map[string]bool{
 	"adam_step": true, "sum_squares": true, "sum_parts": true, "clip_by_norm": true,
 	"adam_step_multi": true, "sum_squares_multi": true, "clip_by_norm_multi": true,
 	"layernorm_stats": true, "layernorm_fwd": true, "layernorm_grad_x": true, "layernorm_grad_gamma": true,
+	"rmsnorm_stats": true, "rmsnorm_fwd": true, "rmsnorm_grad_x": true, "rmsnorm_grad_gamma": true,
 	"attn_softmax": true, "attn_softmax_grad": true, "sum_to": true,
 	"embed_fwd": true, "embed_grad": true, "relbias_fwd": true, "relbias_grad": true,
 	"ce_rows": true, "ce_reduce": true, "ce_count": true, "ce_grad": true,
@@ -271,6 +272,46 @@ func (d *Device) LayerNormGradX(n, dd int, eps float32, x, gamma, dy, dx Buf) er
 		return err
 	}
 	return d.launch("layernorm_grad_x", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, eps, x, gamma, dy, dx)
+}
+
+// RMSNorm is RMSNormRef.
+func (d *Device) RMSNorm(n, dd int, eps float32, x, gamma, y Buf) error {
+	if err := needAll("rmsnorm", n*dd, x, y); err != nil {
+		return err
+	}
+	if err := need("rmsnorm gamma", gamma, dd); err != nil {
+		return err
+	}
+	return d.launch("rmsnorm_fwd", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, eps, x, gamma, y)
+}
+
+// RMSNormGradX is RMSNormGradXRef.
+func (d *Device) RMSNormGradX(n, dd int, eps float32, x, gamma, dy, dx Buf) error {
+	if err := needAll("rmsnorm grad x", n*dd, x, dy, dx); err != nil {
+		return err
+	}
+	if err := need("rmsnorm grad gamma", gamma, dd); err != nil {
+		return err
+	}
+	return d.launch("rmsnorm_grad_x", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, eps, x, gamma, dy, dx)
+}
+
+// RMSNormGradGamma is RMSNormGradGammaRef.
+func (d *Device) RMSNormGradGamma(n, dd int, eps float32, x, dy, dgamma Buf) error {
+	if err := needAll("rmsnorm grad gamma", n*dd, x, dy); err != nil {
+		return err
+	}
+	if err := need("rmsnorm dgamma", dgamma, dd); err != nil {
+		return err
+	}
+	st, err := d.scratchBuf(int64(n) * 4)
+	if err != nil {
+		return err
+	}
+	if err := d.launch("rmsnorm_stats", dim3{n, 1, 1}, dim3{rowBlock, 1, 1}, 0, n, dd, eps, x, st); err != nil {
+		return err
+	}
+	return d.launch("rmsnorm_grad_gamma", dim3{(dd + 127) / 128, 1, 1}, dim3{128, 1, 1}, 0, n, dd, st, x, dy, dgamma)
 }
 
 // LayerNormGradGamma is LayerNormGradGammaRef.

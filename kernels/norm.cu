@@ -92,6 +92,70 @@ extern "C" __global__ void layernorm_grad_gamma(int n, int d, const float* stats
   dgamma[j] = acc;
 }
 
+// ---- RMS norm (T5's layer norm): y = x * r * gamma, r = 1/sqrt(mean(x²)+eps) ----
+
+// row_rms returns a row's r to every thread of its block, the squares
+// summed in float64 and r rounded to float32 as the reference holds it.
+__device__ __forceinline__ float row_rms(const float* row, int d, float eps, double* sh) {
+  double q = 0;
+  for (int j = threadIdx.x; j < d; j += blockDim.x) {
+    double v = (double)row[j];
+    q += v * v;
+  }
+  q = block_sum_d(q, sh);
+  return (float)(1 / sqrt(q / d + (double)eps));
+}
+
+extern "C" __global__ void rmsnorm_stats(int n, int d, float eps, const float* x, float* stats) {
+  __shared__ double sh[32];
+  int r = blockIdx.x;
+  float s = row_rms(x + (long long)r * d, d, eps, sh);
+  if (threadIdx.x == 0) stats[r] = s;
+}
+
+extern "C" __global__ void rmsnorm_fwd(int n, int d, float eps, const float* x, const float* gamma, float* y) {
+  __shared__ double sh[32];
+  int r = blockIdx.x;
+  const float* row = x + (long long)r * d;
+  float s = row_rms(row, d, eps, sh);
+  float* yr = y + (long long)r * d;
+  for (int j = threadIdx.x; j < d; j += blockDim.x) yr[j] = row[j] * s * gamma[j];
+}
+
+extern "C" __global__ void rmsnorm_grad_x(int n, int d, float eps, const float* x, const float* gamma,
+                                          const float* dy, float* dx) {
+  __shared__ double shd[32];
+  __shared__ float sh[32];
+  int r = blockIdx.x;
+  const float* row = x + (long long)r * d;
+  float s = row_rms(row, d, eps, shd);
+  const float* dyr = dy + (long long)r * d;
+  float sgx = 0;
+  for (int j = threadIdx.x; j < d; j += blockDim.x) sgx += dyr[j] * gamma[j] * row[j] * s;
+  sgx = block_sum(sgx, sh) * (1.0f / (float)d);
+  float* out = dx + (long long)r * d;
+  for (int j = threadIdx.x; j < d; j += blockDim.x) out[j] = s * (dyr[j] * gamma[j] - row[j] * s * sgx);
+}
+
+// rmsnorm_grad_gamma: one thread per column in the reference's chunked row
+// order.
+extern "C" __global__ void rmsnorm_grad_gamma(int n, int d, const float* stats, const float* x, const float* dy,
+                                              float* dgamma) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= d) return;
+  float acc = 0;
+  for (int c = 0; c * SUM_CHUNK < n; c++) {
+    float part = 0;
+    int end = min((c + 1) * SUM_CHUNK, n);
+    for (int r = c * SUM_CHUNK; r < end; r++) {
+      long long o = (long long)r * d + j;
+      part += dy[o] * x[o] * stats[r];
+    }
+    acc += part;
+  }
+  dgamma[j] = acc;
+}
+
 __device__ __forceinline__ long long addend_off(int b, int h, int i, int eb, int eh, int tq, int tk) {
   int bb = eb > 1 ? b : 0, hh = eh > 1 ? h : 0;
   return ((long long)(bb * eh + hh) * tq + i) * tk;

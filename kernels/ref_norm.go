@@ -225,3 +225,88 @@ func SumToRef(s AttnShape, to Bcast, x, y []float32) {
 		}
 	}
 }
+
+// rmsStat is the RMS norm's row statistic 1/sqrt(mean(x²) + eps), with the
+// squares summed in float64 four ways as rowStats does.
+func rmsStat(row []float32, eps float32) float32 {
+	n := len(row)
+	var q0, q1, q2, q3 float64
+	j := 0
+	for ; j+3 < n; j += 4 {
+		r := row[j : j+4 : j+4]
+		d0, d1, d2, d3 := float64(r[0]), float64(r[1]), float64(r[2]), float64(r[3])
+		q0 += d0 * d0
+		q1 += d1 * d1
+		q2 += d2 * d2
+		q3 += d3 * d3
+	}
+	for ; j < n; j++ {
+		dv := float64(row[j])
+		q0 += dv * dv
+	}
+	q := (q0 + q1) + (q2 + q3)
+	return float32(1 / math.Sqrt(q/float64(n)+float64(eps)))
+}
+
+// RMSNormRef computes ops.RMSNorm, T5's layer norm: y [N,D] = x * r *
+// gamma per row, r = 1/sqrt(mean(x²) + eps) (no mean, no bias).
+func RMSNormRef(n, d int, eps float32, x, gamma, y []float32) {
+	gamma = gamma[:d]
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		s := rmsStat(row, eps)
+		yr := y[r*d : (r+1)*d]
+		for j, v := range row {
+			yr[j] = v * s * gamma[j]
+		}
+	}
+}
+
+// RMSNormGradXRef computes ops' RMSNormGradX: dx = r * (g - xh * mean(g *
+// xh)) with g = dy * gamma and xh = x * r, the row sum in float32 in
+// column order.
+func RMSNormGradXRef(n, d int, eps float32, x, gamma, dy, dx []float32) {
+	inv := 1 / float32(d)
+	gamma = gamma[:d]
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		dyr := dy[r*d : (r+1)*d]
+		s := rmsStat(row, eps)
+		var sgx float32
+		for j, v := range row {
+			sgx += dyr[j] * gamma[j] * v * s
+		}
+		sgx *= inv
+		out := dx[r*d : (r+1)*d]
+		for j, v := range row {
+			out[j] = s * (dyr[j]*gamma[j] - v*s*sgx)
+		}
+	}
+}
+
+// RMSNormGradGammaRef computes ops' RMSNormGradGamma: dgamma [D] = Σ_rows
+// dy * x * r, in SumRowsRef's chunked order.
+func RMSNormGradGammaRef(n, d int, eps float32, x, dy, dgamma []float32) {
+	clear(dgamma[:d])
+	part := make([]float32, d)
+	for c := 0; c*SumChunk < n; c++ {
+		clear(part)
+		lo, hi := c*SumChunk, min((c+1)*SumChunk, n)
+		RMSNormGammaAccRef(hi-lo, d, eps, x[lo*d:hi*d], dy[lo*d:hi*d], part)
+		AddRowsRef(1, d, part, dgamma)
+	}
+}
+
+// RMSNormGammaAccRef adds Σ_rows dy * x * r of x, dy [N,D] into acc [D] in
+// row order: one chunk of RMSNormGradGammaRef.
+func RMSNormGammaAccRef(n, d int, eps float32, x, dy, acc []float32) {
+	acc = acc[:d]
+	for r := 0; r < n; r++ {
+		row := x[r*d : (r+1)*d]
+		dyr := dy[r*d : (r+1)*d]
+		s := rmsStat(row, eps)
+		for j, v := range row {
+			acc[j] += dyr[j] * v * s
+		}
+	}
+}

@@ -87,6 +87,58 @@ func TestLayerNormRef(t *testing.T) {
 	}
 }
 
+// rmsNorm64 is T5's RMS norm, its input and gain gradients in float64.
+func rmsNorm64(n, d int, eps float64, x, gm, dy []float32) (y, dx, dg []float64) {
+	y, dx, dg = make([]float64, n*d), make([]float64, n*d), make([]float64, d)
+	for r := 0; r < n; r++ {
+		q := 0.0
+		for j := 0; j < d; j++ {
+			q += float64(x[r*d+j]) * float64(x[r*d+j])
+		}
+		s := 1 / math.Sqrt(q/float64(d)+eps)
+		dot := 0.0 // Σ_k dy_k gamma_k x_k
+		for j := 0; j < d; j++ {
+			k := r*d + j
+			y[k] = float64(x[k]) * s * float64(gm[j])
+			dot += float64(dy[k]) * float64(gm[j]) * float64(x[k])
+			dg[j] += float64(dy[k]) * float64(x[k]) * s
+		}
+		// dy_j/dx_i = s gamma_j δ_ij - s³ x_i gamma_j x_j / d
+		for j := 0; j < d; j++ {
+			k := r*d + j
+			dx[k] = s*float64(dy[k])*float64(gm[j]) - s*s*s*float64(x[k])*dot/float64(d)
+		}
+	}
+	return y, dx, dg
+}
+
+func TestRMSNormRef(t *testing.T) {
+	t.Run("hand", func(t *testing.T) {
+		// Row (3, 4): mean square 12.5, so y = (3, 4)/sqrt(12.5) · gamma.
+		y := make([]float32, 2)
+		RMSNormRef(1, 2, 0, []float32{3, 4}, []float32{1, 2}, y)
+		s := 1 / math.Sqrt(12.5)
+		near64(t, "y", y, []float64{3 * s, 8 * s}, 1e-7)
+	})
+	for _, c := range []struct {
+		name string
+		n, d int
+	}{{"1x1", 1, 1}, {"3x5", 3, 5}, {"130x37", 130, 37}} {
+		t.Run(c.name, func(t *testing.T) {
+			n, d := c.n, c.d
+			x, gm, dy := randF(1, n*d, 3), randF(2, d, 1), randF(4, n*d, 1)
+			y, dx, dg := make([]float32, n*d), make([]float32, n*d), make([]float32, d)
+			RMSNormRef(n, d, 1e-6, x, gm, y)
+			RMSNormGradXRef(n, d, 1e-6, x, gm, dy, dx)
+			RMSNormGradGammaRef(n, d, 1e-6, x, dy, dg)
+			wy, wdx, wdg := rmsNorm64(n, d, 1e-6, x, gm, dy)
+			near64(t, "y", y, wy, 1e-5)
+			near64(t, "dx", dx, wdx, 1e-4)
+			near64(t, "dgamma", dg, wdg, 1e-5*float64(n))
+		})
+	}
+}
+
 // TestSumRowsChunkOrder pins the chunked order: 2^25 absorbs a single 1 in
 // float32, so rows added one by one stay at 2^25, while the second chunk's
 // 64 ones are summed first and survive.

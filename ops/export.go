@@ -44,13 +44,17 @@ const (
 	KindLinearGradW
 	KindGELUErf
 	KindGELUErfGrad
+	KindRMSNorm
+	KindRMSNormGradX
+	KindRMSNormGradGamma
 )
 
 var kindNames = [...]string{"Unknown", "Dropout", "DropoutGrad", "Embed", "EmbedGrad", "RelBias", "RelBiasGrad",
 	"LayerNorm", "LayerNormGradX", "LayerNormGradGamma", "LayerNormGradBeta",
 	"AttnScores", "AttnScoresGradQ", "AttnScoresGradK", "AttnValues", "AttnValuesGradP", "AttnValuesGradV",
 	"AttnSoftmax", "AttnSoftmaxGrad", "SumTo", "SoftmaxCE", "SoftmaxCEGrad", "GELU", "GELUGrad", "ReLU", "ReLUGrad",
-	"Add", "AddBias", "Linear", "LinearGradX", "LinearGradW", "GELUErf", "GELUErfGrad"}
+	"Add", "AddBias", "Linear", "LinearGradX", "LinearGradW", "GELUErf", "GELUErfGrad",
+	"RMSNorm", "RMSNormGradX", "RMSNormGradGamma"}
 
 func (k Kind) String() string {
 	if k < 0 || int(k) >= len(kindNames) {
@@ -145,6 +149,8 @@ func Inspect(op G.Op) (info Info, ok bool) {
 		return Info{Kind: KindSoftmaxCE, Ignore: o.ignore, Smoothing: o.smoothing}, true
 	case *sceGradOp:
 		return Info{Kind: KindSoftmaxCEGrad, Ignore: o.fwd.ignore, Smoothing: o.fwd.smoothing}, true
+	case *rmsNormOp:
+		return Info{Kind: [...]Kind{KindRMSNorm, KindRMSNormGradX, KindRMSNormGradGamma}[o.part], Eps: o.eps}, true
 	case *geluOp:
 		switch {
 		case o.erf && o.grad:

@@ -153,6 +153,8 @@ func TestGradients(t *testing.T) {
 			build: func(in []*G.Node) (*G.Node, error) { return LayerNorm(in[0], in[1], in[2], LayerNormEps) }},
 		{name: "gelu", inputs: []*tensor.Dense{geluIn}, diff: []bool{true},
 			build: func(in []*G.Node) (*G.Node, error) { return GELU(in[0]) }},
+		{name: "rmsnorm", inputs: []*tensor.Dense{randT(31, 1, 3, 5), randT(32, 1, 5)}, diff: []bool{true, true},
+			build: func(in []*G.Node) (*G.Node, error) { return RMSNorm(in[0], in[1], 1e-6) }},
 		{name: "gelu exact", inputs: []*tensor.Dense{geluIn}, diff: []bool{true},
 			build: func(in []*G.Node) (*G.Node, error) { return GELUExact(in[0]) }},
 		{name: "cross-entropy", inputs: []*tensor.Dense{randT(7, 3, 4, 6), intT1(2, 0, 5, 2)}, diff: []bool{true, false},
