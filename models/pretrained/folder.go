@@ -4,8 +4,12 @@
 // reads a folder's config.json, checks every tensor of model.safetensors
 // against the shapes the config implies and the tokenizer's vocabulary
 // against the embeddings, so a wrong or partial folder fails with one line
-// naming the file and the field. The T5 and BART graphs that run these
-// weights are not part of the package yet.
+// naming the file and the field. LoadT5 and LoadBART (t5.go, bart.go)
+// read the weights, and their Graph builds the forward pass and loss as one
+// Gorgonia graph for package engine (graph.go). Not yet here: the run
+// folders, fine-tuning and decoding of the commands (train, predict,
+// finetune) over these models and their tokenizers, and writing weights
+// back in this layout.
 package pretrained
 
 import (

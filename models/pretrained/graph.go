@@ -1,0 +1,205 @@
+package pretrained
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"compbench/models"
+	"compbench/ops"
+	"compbench/safetensors"
+)
+
+// Graph is one forward pass of a pretrained encoder-decoder over B
+// sources of S tokens and B decoder inputs of T tokens, on a Gorgonia graph
+// that the engine compiles (the TapeMachine runs it in tests).
+type Graph struct {
+	G *G.ExprGraph
+	// Src, DecIn and Labels are the int inputs [B*S], [B*T] and [B*T];
+	// EncBias, DecBias and CrossBias the additive masks [B,1,S,S],
+	// [B,1,T,T] and [B,1,T,S] (0 or -Inf; FillMasks).
+	Src, DecIn, Labels          *G.Node
+	EncBias, DecBias, CrossBias *G.Node
+	// Logits are [B*T, V]; Loss the mean cross-entropy of Labels (pad
+	// ignored), when built with labels.
+	Logits, Loss *G.Node
+	B, S, T      int
+	// Params are the weight nodes, by index in the model's Params.
+	Params map[int]*G.Node
+}
+
+// FillMasks returns g's masks for rows with srcLen[b] source and decLen[b]
+// decoder tokens (the rest padding): the encoder sees real source tokens,
+// the decoder real earlier-or-equal positions and real source tokens.
+func (g *Graph) FillMasks(srcLen, decLen []int) (enc, dec, cross *tensor.Dense) {
+	B, S, T := g.B, g.S, g.T
+	inf := float32(math.Inf(-1))
+	mask := func(tq, tk int, ok func(b, i, j int) bool) *tensor.Dense {
+		v := make([]float32, B*tq*tk)
+		for b := 0; b < B; b++ {
+			for i := 0; i < tq; i++ {
+				for j := 0; j < tk; j++ {
+					if !ok(b, i, j) {
+						v[(b*tq+i)*tk+j] = inf
+					}
+				}
+			}
+		}
+		return tensor.New(tensor.WithShape(B, 1, tq, tk), tensor.WithBacking(v))
+	}
+	enc = mask(S, S, func(b, i, j int) bool { return i < srcLen[b] && j < srcLen[b] })
+	dec = mask(T, T, func(b, i, j int) bool { return i < decLen[b] && j <= i })
+	cross = mask(T, S, func(b, i, j int) bool { return i < decLen[b] && j < srcLen[b] })
+	return enc, dec, cross
+}
+
+// newGraph starts a Graph with its inputs.
+func newGraph(B, S, T int) *Graph {
+	g := &Graph{G: G.NewGraph(), B: B, S: S, T: T, Params: map[int]*G.Node{}}
+	in := func(name string, dt tensor.Dtype, shape ...int) *G.Node {
+		return G.NewTensor(g.G, dt, len(shape), G.WithShape(shape...), G.WithName(name))
+	}
+	g.Src, g.DecIn = in("src", tensor.Int, B*S), in("dec_in", tensor.Int, B*T)
+	g.EncBias = in("enc_bias", tensor.Float32, B, 1, S, S)
+	g.DecBias = in("dec_bias", tensor.Float32, B, 1, T, T)
+	g.CrossBias = in("cross_bias", tensor.Float32, B, 1, T, S)
+	return g
+}
+
+// finish adds the loss over Labels to a graph whose logits are built.
+func (b *builder) finish(labels bool, pad int, eps float32) (*Graph, error) {
+	g := b.g
+	if labels && b.err == nil {
+		g.Labels = G.NewTensor(g.G, tensor.Int, 1, G.WithShape(g.B*g.T), G.WithName("labels"))
+		g.Loss = b.must(ops.SoftmaxCrossEntropy(g.Logits, g.Labels, pad, eps)) // scalar
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	return g, nil
+}
+
+// builder builds a Graph over a model's weights; after the first error
+// the calls pass their input through and b.err holds it.
+type builder struct {
+	p   *models.Params
+	g   *Graph
+	err error
+}
+
+func (b *builder) must(n *G.Node, err error) *G.Node {
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n
+}
+
+// param is the node of the weight called name, made on first use.
+func (b *builder) param(name string) *G.Node {
+	i, ok := b.p.Index(name)
+	if !ok {
+		b.must(nil, fmt.Errorf("no weight %q", name))
+		return nil
+	}
+	if n, ok := b.g.Params[i]; ok {
+		return n
+	}
+	v := b.p.Values[i]
+	n := G.NewTensor(b.g.G, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(name), G.WithValue(v))
+	b.g.Params[i] = n
+	return n
+}
+
+// linear is x·W + bias with W [in, out] and bias [out] (ops.Linear).
+func (b *builder) linear(x *G.Node, w, bias string) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(ops.Linear(x, b.param(w), b.param(bias))) // [N, out]
+}
+
+// matmul is x·W with W [in, out], no bias.
+func (b *builder) matmul(x *G.Node, w string) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(G.Mul(x, b.param(w))) // [N, out]
+}
+
+func (b *builder) add(x, y *G.Node) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(ops.Add(x, y)) // [N, D]
+}
+
+// embed looks up ids in the table called name.
+func (b *builder) embed(name string, ids *G.Node) *G.Node {
+	if b.err != nil {
+		return ids
+	}
+	return b.must(ops.Embed(b.param(name), ids)) // [N, D]
+}
+
+// attend is multi-head attention of the projected queries q [B*tq, H*dk]
+// over keys and values k, v [B*tk, H*dk] under the additive mask [B, 1, tq,
+// tk] and the relative bias rel [1, H, tq, tk] (nil: none); it returns
+// [B*tq, H*dk] before the output projection.
+func (b *builder) attend(q, k, v *G.Node, heads int, scale float32, mask, rel *G.Node) *G.Node {
+	if b.err != nil {
+		return q
+	}
+	s := b.must(ops.AttnScores(q, k, b.g.B, heads, scale)) // [B, H, tq, tk]
+	if b.err != nil {
+		return q
+	}
+	p := b.must(ops.AttentionSoftmax(s, mask, rel)) // [B, H, tq, tk]
+	if b.err != nil {
+		return q
+	}
+	return b.must(ops.AttnValues(p, v, heads)) // [B*tq, H*dk]
+}
+
+// loadWeights reads every tensor Shapes lists from a checked folder into
+// Params under Hugging Face's names; reshape gives the shape and values
+// the model holds a tensor in (linear weights transposed to [in, out]).
+func loadWeights(f *Folder, reshape func(name string, w []float32, shape []int) ([]float32, tensor.Shape)) (models.Params, error) {
+	var p models.Params
+	r, err := safetensors.Open(f.Weights)
+	if err != nil {
+		return p, err
+	}
+	defer r.Close()
+	need, _ := Shapes(f.Config)
+	names := make([]string, 0, len(need))
+	for n := range need {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, info, err := r.Float32s(n)
+		if err != nil {
+			return p, err
+		}
+		if bad := safetensors.NonFinite(w); bad != "" {
+			return p, fmt.Errorf("%s: tensor %s holds %s", f.Weights, n, bad)
+		}
+		w, shape := reshape(n, w, info.Shape)
+		p.Add(n, shape, func(dst []float32) { copy(dst, w) })
+	}
+	return p, nil
+}
+
+// transpose turns w [rows, cols] into [cols, rows].
+func transpose(w []float32, rows, cols int) []float32 {
+	out := make([]float32, len(w))
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			out[j*rows+i] = w[i*cols+j]
+		}
+	}
+	return out
+}

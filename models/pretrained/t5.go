@@ -1,0 +1,154 @@
+package pretrained
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"compbench/attention"
+	"compbench/models"
+	"compbench/ops"
+)
+
+// T5 (Raffel et al. 2020), which Bogin et al. (2022, §5) and Godbole & Jia
+// (2023, §4) fine-tune, as Hugging Face's T5ForConditionalGeneration
+// computes it:
+//
+//   - pre-norm blocks with the RMS norm (ops.RMSNorm, eps
+//     layer_norm_epsilon): x = x + attention(norm(x)), [decoder: x = x +
+//     cross-attention(norm(x), memory)], x = x + feed-forward(norm(x)),
+//     and a final norm per stack;
+//   - attention without biases and without the 1/sqrt(d_kv) scaling (T5
+//     folds it into its initialisation), NumHeads heads of DKV each (their
+//     width need not be DModel);
+//   - relative-position biases: T5's buckets (attention.Bucket), one
+//     [buckets, heads] table per stack, held by its first block and added
+//     in every block; bidirectional in the encoder, causal in the decoder;
+//     none in cross-attention;
+//   - feed-forward wo(relu(wi x)) (v1.0) or wo(gelu_tanh(wi_0 x) ⊙ wi_1 x)
+//     (v1.1, "gated-gelu");
+//   - logits: with tied embeddings (v1.0) the decoder output times
+//     DModel^-0.5 times sharedᵀ, else lm_head.
+//
+// The weights keep Hugging Face's names; linear weights are held
+// transposed, [in, out].
+type T5 struct {
+	// Cfg is the folder's config.json.
+	Cfg Config
+	// P are the weights.
+	P models.Params
+}
+
+// LoadT5 reads the weights of a checked T5 folder (Open).
+func LoadT5(f *Folder) (*T5, error) {
+	if f.Config.ModelType != TypeT5 {
+		return nil, fmt.Errorf("%s: model_type %q is not t5", f.Dir, f.Config.ModelType)
+	}
+	p, err := loadWeights(f, func(name string, w []float32, s []int) ([]float32, tensor.Shape) {
+		if len(s) == 2 && name != "shared.weight" && !strings.HasSuffix(name, "embed_tokens.weight") &&
+			!strings.HasSuffix(name, "relative_attention_bias.weight") {
+			return transpose(w, s[0], s[1]), tensor.Shape{s[1], s[0]}
+		}
+		return w, tensor.Shape(s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &T5{Cfg: f.Config, P: p}, nil
+}
+
+// Graph builds the forward pass for B rows of S source and T target
+// tokens; with labels it adds the cross-entropy (label smoothing eps).
+func (m *T5) Graph(B, S, T int, labels bool, eps float32) (*Graph, error) {
+	c := m.Cfg
+	b := &t5Builder{builder{p: &m.P, g: newGraph(B, S, T)}, c}
+	g := b.g
+	mem := b.stack("encoder", g.Src, S, nil) // [B*S, D]
+	y := b.stack("decoder", g.DecIn, T, mem) // [B*T, D]
+	if b.err == nil {
+		if c.TieEmbeddings {
+			y = b.must(G.HadamardProd(G.NewConstant(float32(1/math.Sqrt(float64(c.DModel)))), y)) // [B*T, D]
+			g.Logits = b.must(G.Mul(y, b.must(G.Transpose(b.param("shared.weight")))))            // [B*T, V]
+		} else {
+			g.Logits = b.matmul(y, "lm_head.weight") // [B*T, V]
+		}
+	}
+	return b.finish(labels, c.PadID, eps)
+}
+
+type t5Builder struct {
+	builder
+	cfg Config
+}
+
+func (b *t5Builder) norm(x *G.Node, name string) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(ops.RMSNorm(x, b.param(name), float32(b.cfg.LayerNormEps))) // [N, D]
+}
+
+// stack is the encoder (mem nil) or the decoder over ids [B*L].
+func (b *t5Builder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Node {
+	c, g := b.cfg, b.g
+	x := b.embed("shared.weight", ids) // [B*L, D]
+	layers, mask, selfFF := c.NumLayers, g.EncBias, "1"
+	if mem != nil {
+		layers, mask, selfFF = c.NumDecoderLayers, g.DecBias, "2"
+	}
+	// The position bias of the first block's table, shared by every block.
+	buckets := make([]int, 0, L*L)
+	for i := 0; i < L; i++ {
+		for j := 0; j < L; j++ {
+			buckets = append(buckets, attention.Bucket(i-j, mem == nil, c.RelBuckets, c.RelMaxDistance))
+		}
+	}
+	var rel *G.Node
+	if b.err == nil {
+		rel = b.must(ops.RelativeBias(b.param(name+".block.0.layer.0.SelfAttention.relative_attention_bias.weight"), buckets, L, L)) // [1, H, L, L]
+	}
+	for i := 0; i < layers; i++ {
+		p := fmt.Sprintf("%s.block.%d.layer.", name, i)
+		h := b.norm(x, p+"0.layer_norm.weight")                          // [B*L, D]
+		x = b.add(x, b.attention(h, h, p+"0.SelfAttention.", mask, rel)) // [B*L, D]
+		if mem != nil {
+			h = b.norm(x, p+"1.layer_norm.weight")                                      // [B*L, D]
+			x = b.add(x, b.attention(h, mem, p+"1.EncDecAttention.", g.CrossBias, nil)) // [B*L, D]
+		}
+		h = b.norm(x, p+selfFF+".layer_norm.weight")                // [B*L, D]
+		x = b.add(x, b.feedForward(h, p+selfFF+".DenseReluDense.")) // [B*L, D]
+	}
+	return b.norm(x, name+".final_layer_norm.weight") // [B*L, D]
+}
+
+// attention is T5's multi-head attention (no biases, no scaling) of
+// queries xq over keys and values xkv.
+func (b *t5Builder) attention(xq, xkv *G.Node, pre string, mask, rel *G.Node) *G.Node {
+	q := b.matmul(xq, pre+"q.weight")                    // [B*tq, H*dk]
+	k := b.matmul(xkv, pre+"k.weight")                   // [B*tk, H*dk]
+	v := b.matmul(xkv, pre+"v.weight")                   // [B*tk, H*dk]
+	o := b.attend(q, k, v, b.cfg.NumHeads, 1, mask, rel) // [B*tq, H*dk]
+	return b.matmul(o, pre+"o.weight")                   // [B*tq, D]
+}
+
+func (b *t5Builder) feedForward(x *G.Node, pre string) *G.Node {
+	if b.cfg.FeedForward == "gated-gelu" {
+		a := b.matmul(x, pre+"wi_0.weight") // [N, FF]
+		if b.err == nil {
+			a = b.must(ops.GELU(a)) // [N, FF] tanh form (Hugging Face's gelu_new)
+		}
+		lin := b.matmul(x, pre+"wi_1.weight") // [N, FF]
+		if b.err == nil {
+			a = b.must(G.HadamardProd(a, lin)) // [N, FF]
+		}
+		return b.matmul(a, pre+"wo.weight") // [N, D]
+	}
+	h := b.matmul(x, pre+"wi.weight") // [N, FF]
+	if b.err == nil {
+		h = b.must(ops.ReLU(h)) // [N, FF]
+	}
+	return b.matmul(h, pre+"wo.weight") // [N, D]
+}
