@@ -15,6 +15,10 @@ cd "$(dirname "$0")/.."
 ./scripts/bench_gpt2.sh
 # --- end GPT-2 ---
 
+# --- Pretrained T5 (t5-small's shape, random weights): forward and backward against PyTorch (scripts/bench_pretrained.sh) ---
+./scripts/bench_pretrained.sh
+# --- end Pretrained ---
+
 # --- Splits: compounds and MCD on all SCAN commands, and MCD on 60,000 generated SCAN commands (BENCHMARKS.md "Splits") ---
 go test ./data/split -run '^$' -bench 'MCDSCAN|CompoundsSCAN' -benchtime 1x
 mcd_dir=$(mktemp -d)

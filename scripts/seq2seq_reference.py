@@ -3,6 +3,12 @@
 reference outputs from independent plain-PyTorch forward passes (no
 transformers library), for testing a loader of pretrained encoder-decoders.
 
+  seq2seq_reference.py random-checkpoint OUTDIR [--size t5-small]
+      a T5 v1.0 of t5-small's shape with random weights (F32, about 240
+      MB), for benchmarks.
+  seq2seq_reference.py bench DIR [--batch B --src S --tgt T --steps N --threads K]
+      times forward and backward of a random batch's cross-entropy in
+      PyTorch on DIR's weights; prints "pytorch ms/step X".
   seq2seq_reference.py fixture OUTDIR
       writes OUTDIR/t5-tiny (T5 v1.0: ReLU feed-forward, output tied to
       the embeddings and rescaled by d_model^-0.5), OUTDIR/t5v11-tiny (T5
@@ -451,15 +457,124 @@ def fixture(out):
           {"vocab.json": json.dumps(vocab, ensure_ascii=False) + "\n", "merges.txt": merges})
 
 
+# ---------------------------------------------------------------- benchmark
+
+SIZES = {
+    # t5-small's shape (Raffel et al. 2020; Hugging Face's t5-small config).
+    "t5-small": dict(d_model=512, d_kv=64, num_heads=8, d_ff=2048, num_layers=6, num_decoder_layers=6,
+                     vocab_size=32128, relative_attention_num_buckets=32, relative_attention_max_distance=128),
+}
+
+
+def random_checkpoint(out, size):
+    """A t5-small-shaped T5 v1.0 with random weights in the Hugging Face
+    layout, with the tiny fixture's tokenizer (its 80 pieces fit the
+    embeddings), for benchmarks."""
+    cfg = t5_config(False)
+    cfg.update(SIZES[size])
+    W = t5_weights(cfg, torch.Generator().manual_seed(1))
+    tok = json.dumps(t5_tokenizer_json(), ensure_ascii=False, indent=1) + "\n"
+    write(out, cfg, W, [], {"tokenizer.json": tok})
+
+
+def t5_batched(W, cfg, src, dec):
+    """t5_forward over a batch [B, S] -> logits [B, T, V], full-length rows,
+    with batched products (the benchmark's PyTorch side)."""
+    H, dk = cfg["num_heads"], cfg["d_kv"]
+    nb, md = cfg["relative_attention_num_buckets"], cfg["relative_attention_max_distance"]
+
+    def attn(pre, x, kv, bias):
+        B, Tq, _ = x.shape
+
+        def heads(t):
+            return t.view(B, t.shape[1], H, dk).transpose(1, 2)  # [B, H, T, dk]
+
+        q, k, v = heads(x @ W[pre + "q.weight"].T), heads(kv @ W[pre + "k.weight"].T), heads(kv @ W[pre + "v.weight"].T)
+        p = torch.softmax(q @ k.transpose(-1, -2) + bias, -1)
+        return (p @ v).transpose(1, 2).reshape(B, Tq, H * dk) @ W[pre + "o.weight"].T
+
+    emb = W["shared.weight"]
+    S, T = src.shape[1], dec.shape[1]
+    enc_bias = t5_position_bias(W["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], S, S, True, cfg)
+    causal = torch.triu(torch.full((T, T), -math.inf), 1)
+    dec_bias = t5_position_bias(W["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], T, T, False,
+                                cfg) + causal
+    x = emb[src]
+    for i in range(cfg["num_layers"]):
+        p = f"encoder.block.{i}.layer."
+        h = rms_norm(x, W[p + "0.layer_norm.weight"])
+        x = x + attn(p + "0.SelfAttention.", h, h, enc_bias)
+        x = x + t5_ff(W, p + "1.DenseReluDense.", rms_norm(x, W[p + "1.layer_norm.weight"]), cfg)
+    mem = rms_norm(x, W["encoder.final_layer_norm.weight"])
+    y = emb[dec]
+    for i in range(cfg["num_decoder_layers"]):
+        p = f"decoder.block.{i}.layer."
+        h = rms_norm(y, W[p + "0.layer_norm.weight"])
+        y = y + attn(p + "0.SelfAttention.", h, h, dec_bias)
+        h = rms_norm(y, W[p + "1.layer_norm.weight"])
+        y = y + attn(p + "1.EncDecAttention.", h, mem, 0.0)
+        y = y + t5_ff(W, p + "2.DenseReluDense.", rms_norm(y, W[p + "2.layer_norm.weight"]), cfg)
+    y = rms_norm(y, W["decoder.final_layer_norm.weight"])
+    return (y * cfg["d_model"] ** -0.5) @ emb.T
+
+
+def bench(a):
+    """Forward and backward of the mean cross-entropy over a random batch,
+    float32, the weights of DIR as leaf tensors; prints "pytorch ms/step X"
+    (the median)."""
+    import statistics
+    import time
+    from gpt2_reference import load_safetensors
+
+    torch.set_num_threads(a.threads)
+    with open(os.path.join(a.dir, "config.json")) as f:
+        cfg = json.load(f)
+    W = {k: v.float().requires_grad_() for k, v in load_safetensors(os.path.join(a.dir, "model.safetensors")).items()}
+    g = torch.Generator().manual_seed(2)
+    V = cfg["vocab_size"]
+    src = torch.randint(3, V, (a.batch, a.src), generator=g)
+    labels = torch.randint(3, V, (a.batch, a.tgt), generator=g)
+    dec = torch.cat([torch.zeros(a.batch, 1, dtype=torch.long), labels[:, :-1]], 1)
+
+    def step():
+        for w in W.values():
+            w.grad = None
+        logits = t5_batched(W, cfg, src, dec)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))
+        loss.backward()
+
+    step()
+    times = []
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    print(f"pytorch ms/step {1000 * statistics.median(times):.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fixture")
     f.add_argument("outdir")
+    r = sub.add_parser("random-checkpoint")
+    r.add_argument("outdir")
+    r.add_argument("--size", default="t5-small", choices=sorted(SIZES))
+    b = sub.add_parser("bench")
+    b.add_argument("dir")
+    b.add_argument("--batch", type=int, default=16)
+    b.add_argument("--src", type=int, default=32)
+    b.add_argument("--tgt", type=int, default=32)
+    b.add_argument("--steps", type=int, default=3)
+    b.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
-    torch.set_num_threads(1)
     if a.cmd == "fixture":
+        torch.set_num_threads(1)
         fixture(a.outdir)
+    elif a.cmd == "random-checkpoint":
+        random_checkpoint(a.outdir, a.size)
+    else:
+        bench(a)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+package pretrained
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"compbench/blas"
+	"compbench/data"
+	"compbench/engine"
+)
+
+// BenchmarkT5TrainStep times forward and backward of the mean
+// cross-entropy of a random batch (16 rows, 32 source and 32 target
+// tokens, full length) of the T5 in $PRETRAINED_BENCH_DIR on the engine's
+// CPU backend (scripts/bench_pretrained.sh makes a t5-small-shaped one and
+// times the same step in PyTorch). Skipped without the variable.
+func BenchmarkT5TrainStep(b *testing.B) {
+	dir := os.Getenv("PRETRAINED_BENCH_DIR")
+	if dir == "" {
+		b.Skip("PRETRAINED_BENCH_DIR names no checkpoint (scripts/bench_pretrained.sh makes one)")
+	}
+	blas.Use()
+	f, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := LoadT5(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const B, S, T = 16, 32, 32
+	g, err := m.Graph(B, S, T, true, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var params G.Nodes
+	for i := range m.P.Names {
+		params = append(params, g.Params[i])
+	}
+	grads, err := G.Grad(g.Loss, params...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	inputs := []*G.Node{g.Src, g.DecIn, g.Labels, g.EncBias, g.DecBias, g.CrossBias}
+	p, err := engine.Compile(append(G.Nodes{g.Loss}, grads...), engine.Options{Inputs: inputs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mc, err := engine.NewMachine(p, &engine.CPU{BLAS: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mc.Close()
+	rng := data.NewRand(2)
+	ids := func(n int) *tensor.Dense {
+		v := make([]int, n)
+		for i := range v {
+			v[i] = 3 + rng.IntN(m.Cfg.VocabSize-3)
+		}
+		return tensor.New(tensor.WithShape(n), tensor.WithBacking(v))
+	}
+	full := func(n int) []int {
+		v := make([]int, n)
+		for i := range v {
+			v[i] = S
+		}
+		return v
+	}
+	enc, dec, cross := g.FillMasks(full(B), full(B))
+	for n, v := range map[*G.Node]*tensor.Dense{g.Src: ids(B * S), g.DecIn: ids(B * T), g.Labels: ids(B * T),
+		g.EncBias: enc, g.DecBias: dec, g.CrossBias: cross} {
+		if err := mc.Set(n, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := mc.Run(); err != nil { // first run: allocations
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := mc.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	el := time.Since(start)
+	b.ReportMetric(float64(el.Milliseconds())/float64(b.N), "ms/step")
+	b.ReportMetric(float64(b.N*B*T)/el.Seconds(), "tokens/s")
+	if s, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(s), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+				if kb, err := strconv.Atoi(f[1]); err == nil {
+					b.ReportMetric(float64(kb)/1024, "MB-peak")
+				}
+			}
+		}
+	}
+}
