@@ -8,6 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/ops"
 )
@@ -33,7 +34,8 @@ type BART struct {
 	// Cfg is the folder's config.json.
 	Cfg Config
 	// P are the weights.
-	P models.Params
+	P   models.Params
+	src *Folder
 }
 
 // bartEps is BART's LayerNorm epsilon (Hugging Face's nn.LayerNorm default).
@@ -48,7 +50,7 @@ func LoadBART(f *Folder) (*BART, error) {
 		switch {
 		case name == "final_logits_bias":
 			return w, tensor.Shape{s[1]}
-		case strings.HasSuffix(name, "_proj.weight") || strings.HasSuffix(name, ".fc1.weight") || strings.HasSuffix(name, ".fc2.weight"):
+		case bartLinear(name):
 			return transpose(w, s[0], s[1]), tensor.Shape{s[1], s[0]}
 		}
 		return w, tensor.Shape(s)
@@ -56,7 +58,28 @@ func LoadBART(f *Folder) (*BART, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &BART{Cfg: f.Config, P: p}, nil
+	return &BART{Cfg: f.Config, P: p, src: f}, nil
+}
+
+// bartLinear reports whether a BART tensor is a linear layer's weight.
+func bartLinear(name string) bool {
+	return strings.HasSuffix(name, "_proj.weight") || strings.HasSuffix(name, ".fc1.weight") || strings.HasSuffix(name, ".fc2.weight")
+}
+
+// Save writes the model as a Hugging Face folder dir through out (the
+// source folder's config.json and tokenizer files, the weights in its
+// layout), which LoadBART and Hugging Face's BartForConditionalGeneration
+// read.
+func (m *BART) Save(out *data.OutputSet, dir string) error {
+	return save(&m.P, m.src, out, dir, func(name string, w []float32, s []int) ([]float32, []int) {
+		switch {
+		case name == "final_logits_bias":
+			return w, []int{1, s[0]}
+		case bartLinear(name):
+			return transpose(w, s[0], s[1]), []int{s[1], s[0]}
+		}
+		return w, s
+	})
 }
 
 // Graph builds the forward pass for B rows of S source and T target

@@ -6,10 +6,10 @@
 // against the embeddings, so a wrong or partial folder fails with one line
 // naming the file and the field. LoadT5 and LoadBART (t5.go, bart.go)
 // read the weights, and their Graph builds the forward pass and loss as one
-// Gorgonia graph for package engine (graph.go). Not yet here: the run
-// folders, fine-tuning and decoding of the commands (train, predict,
-// finetune) over these models and their tokenizers, and writing weights
-// back in this layout.
+// Gorgonia graph for package engine (graph.go), and Save writes the
+// weights back as a Hugging Face folder. Not yet here: the run folders,
+// fine-tuning and decoding of the commands (train, predict, finetune) over
+// these models and their tokenizers.
 package pretrained
 
 import (
@@ -287,6 +287,11 @@ type Folder struct {
 	Config Config
 	// TokenizerSize is the tokenizer's vocabulary size (at most VocabSize).
 	TokenizerSize int
+	// RawConfig is config.json as read, written back unchanged by Save so
+	// that the keys compbench does not read survive.
+	RawConfig []byte
+	// TokenizerFiles are the tokenizer's files in Dir (names).
+	TokenizerFiles []string
 }
 
 // Open reads and checks the Hugging Face folder dir: config.json,
@@ -306,7 +311,11 @@ func Open(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{Dir: dir, Weights: filepath.Join(dir, "model.safetensors"), Config: cfg}
+	f := &Folder{Dir: dir, Weights: filepath.Join(dir, "model.safetensors"), Config: cfg, RawConfig: b,
+		TokenizerFiles: []string{"vocab.json", "merges.txt"}}
+	if cfg.ModelType == TypeT5 {
+		f.TokenizerFiles = []string{"tokenizer.json"}
+	}
 	if err := f.checkWeights(); err != nil {
 		return nil, err
 	}

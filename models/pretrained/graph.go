@@ -3,11 +3,14 @@ package pretrained
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/ops"
 	"compbench/safetensors"
@@ -202,4 +205,43 @@ func transpose(w []float32, rows, cols int) []float32 {
 		}
 	}
 	return out
+}
+
+// save writes a model back as a Hugging Face folder dir through out:
+// src's config.json and tokenizer files unchanged, and model.safetensors
+// (F32) with every tensor under its name, restore giving each held tensor's
+// stored values and shape (linear weights transposed back to [out, in]).
+func save(p *models.Params, src *Folder, out *data.OutputSet, dir string,
+	restore func(name string, w []float32, shape []int) ([]float32, []int)) error {
+	files := map[string][]byte{"config.json": src.RawConfig}
+	for _, name := range src.TokenizerFiles {
+		b, err := os.ReadFile(filepath.Join(src.Dir, name))
+		if err != nil {
+			return fmt.Errorf("save: %w", err)
+		}
+		files[name] = b
+	}
+	for name, b := range files {
+		w, err := out.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	ts := make([]safetensors.Tensor, 0, len(p.Names))
+	for i, name := range p.Names {
+		w, shape := restore(name, p.Data(i), p.Values[i].Shape())
+		t, err := safetensors.FromFloat32s(name, shape, w)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, t)
+	}
+	w, err := out.Create(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		return err
+	}
+	return safetensors.Write(w, ts, map[string]string{"format": "pt"})
 }

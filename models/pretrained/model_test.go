@@ -2,6 +2,7 @@ package pretrained
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"compbench/data"
 	"compbench/engine"
 	"compbench/models"
+	"compbench/safetensors"
 )
 
 // reference is a fixture's reference.json (scripts/seq2seq_reference.py).
@@ -244,6 +247,64 @@ func TestGradient(t *testing.T) {
 					if d := math.Abs(num - float64(gr[j])); d > 2e-3+0.02*math.Abs(num) {
 						t.Errorf("%s[%d]: backward %.6f, finite difference %.6f", p.Names[i], j, gr[j], num)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestSaveRoundTrip: Save writes a folder that Open accepts and whose
+// files hold the source folder's tensors, config and tokenizer exactly.
+func TestSaveRoundTrip(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			m, _, _, _ := loadFixture(t, name)
+			dir := filepath.Join(t.TempDir(), "saved")
+			out := data.NewOutputSet(false)
+			var err error
+			switch mm := m.(type) {
+			case *T5:
+				err = mm.Save(out, dir)
+			case *BART:
+				err = mm.Save(out, dir)
+			}
+			if err == nil {
+				err = out.Commit()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Open(dir); err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join("testdata", name)
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if e.Name() == "model.safetensors" {
+					continue
+				}
+				a, _ := os.ReadFile(filepath.Join(src, e.Name()))
+				b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+				if string(a) != string(b) {
+					t.Errorf("%s differs from the source folder's", e.Name())
+				}
+			}
+			want, err := safetensors.ReadFile(filepath.Join(src, "model.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := safetensors.ReadFile(filepath.Join(dir, "model.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Names()) != len(want.Names()) {
+				t.Fatalf("%d tensors written, the source has %d", len(got.Names()), len(want.Names()))
+			}
+			for _, n := range want.Names() {
+				w, _ := want.Get(n)
+				g, ok := got.Get(n)
+				if !ok || fmt.Sprint(g.Shape) != fmt.Sprint(w.Shape) || string(g.Data) != string(w.Data) {
+					t.Errorf("tensor %s differs from the source's", n)
 				}
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"compbench/attention"
+	"compbench/data"
 	"compbench/models"
 	"compbench/ops"
 )
@@ -39,7 +40,26 @@ type T5 struct {
 	// Cfg is the folder's config.json.
 	Cfg Config
 	// P are the weights.
-	P models.Params
+	P   models.Params
+	src *Folder
+}
+
+// t5Linear reports whether a T5 tensor is a linear layer's weight (2-D,
+// not an embedding or the relative-position table).
+func t5Linear(name string, s []int) bool {
+	return len(s) == 2 && name != "shared.weight" && !strings.HasSuffix(name, "embed_tokens.weight") &&
+		!strings.HasSuffix(name, "relative_attention_bias.weight")
+}
+
+// Save writes the model as a Hugging Face folder dir through out, which
+// LoadT5 and Hugging Face's T5ForConditionalGeneration read.
+func (m *T5) Save(out *data.OutputSet, dir string) error {
+	return save(&m.P, m.src, out, dir, func(name string, w []float32, s []int) ([]float32, []int) {
+		if t5Linear(name, s) {
+			return transpose(w, s[0], s[1]), []int{s[1], s[0]}
+		}
+		return w, s
+	})
 }
 
 // LoadT5 reads the weights of a checked T5 folder (Open).
@@ -48,8 +68,7 @@ func LoadT5(f *Folder) (*T5, error) {
 		return nil, fmt.Errorf("%s: model_type %q is not t5", f.Dir, f.Config.ModelType)
 	}
 	p, err := loadWeights(f, func(name string, w []float32, s []int) ([]float32, tensor.Shape) {
-		if len(s) == 2 && name != "shared.weight" && !strings.HasSuffix(name, "embed_tokens.weight") &&
-			!strings.HasSuffix(name, "relative_attention_bias.weight") {
+		if t5Linear(name, s) {
 			return transpose(w, s[0], s[1]), tensor.Shape{s[1], s[0]}
 		}
 		return w, tensor.Shape(s)
@@ -57,7 +76,7 @@ func LoadT5(f *Folder) (*T5, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &T5{Cfg: f.Config, P: p}, nil
+	return &T5{Cfg: f.Config, P: p, src: f}, nil
 }
 
 // Graph builds the forward pass for B rows of S source and T target
