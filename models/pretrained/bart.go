@@ -38,8 +38,9 @@ type BART struct {
 	src *Folder
 }
 
-// bartEps is BART's LayerNorm epsilon (Hugging Face's nn.LayerNorm default).
-const bartEps = 1e-5
+// bartEps is BART's LayerNorm epsilon, PyTorch's nn.LayerNorm default,
+// which is also the Transformers' (ops.LayerNormEps).
+const bartEps = ops.LayerNormEps
 
 // LoadBART reads the weights of a checked BART folder (Open).
 func LoadBART(f *Folder) (*BART, error) {
