@@ -75,7 +75,44 @@ func (r *Report) SetPaper(name string) error {
 		return fmt.Errorf("unknown paper %q (want one of %s)", name, strings.Join(PaperNames(), ", "))
 	}
 	r.paper = &p
+	r.pool()
 	return nil
+}
+
+// pool adds, for each published row whose data is a pattern (mcd*), one
+// row per model over every run of the groups the pattern matches, when it
+// matches more than one: the paper's MCD number is the mean over its MCD
+// splits, so ours is the mean over all MCD runs (splits and seeds).
+func (r *Report) pool() {
+	n := len(r.Groups)
+	for _, row := range r.paper.Rows {
+		prefix, ok := strings.CutSuffix(row.Data, "*")
+		if !ok {
+			continue
+		}
+		var pooled *Group
+		datasets := map[string]bool{}
+		for gi := 0; gi < n; gi++ {
+			g := &r.Groups[gi]
+			variant := g.Cell.Variant
+			if variant == "" {
+				variant = g.Cell.Model
+			}
+			if variant != row.Model || !strings.HasPrefix(g.Cell.Data, prefix) || len(g.Cell.Vary) > 0 {
+				continue
+			}
+			if pooled == nil {
+				pooled = &Group{Cell: g.Cell, Pooled: true}
+				pooled.Cell.Data = row.Data
+			}
+			datasets[g.Cell.Data] = true
+			pooled.Runs = append(pooled.Runs, g.Runs...)
+		}
+		if pooled != nil && len(datasets) > 1 {
+			r.summarise(pooled)
+			r.Groups = append(r.Groups, *pooled)
+		}
+	}
 }
 
 // published is the paper's row for a group, if any.

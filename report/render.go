@@ -165,6 +165,9 @@ func (r *Report) Figures() ([]Figure, error) {
 	}
 	for gi := range r.Groups {
 		g := &r.Groups[gi]
+		if g.Pooled {
+			continue
+		}
 		loss := eval.Plot{Title: g.Cell.Group() + ": training loss", XLabel: "step", YLabel: "loss", Line: true}
 		dev := eval.Plot{Title: g.Cell.Group() + ": dev exact match", XLabel: "step", YLabel: "exact match", Line: true}
 		for _, i := range g.Runs {
@@ -231,7 +234,7 @@ func (r *Report) divergencePlot(draw func(string, eval.Plot) error) error {
 	var order []string
 	for gi := range r.Groups {
 		g := &r.Groups[gi]
-		if g.Divergence.N == 0 || g.TestEM.N == 0 {
+		if g.Pooled || g.Divergence.N == 0 || g.TestEM.N == 0 {
 			continue
 		}
 		m := strings.TrimPrefix(g.Cell.Group(), g.Cell.Data+" ")

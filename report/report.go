@@ -63,6 +63,10 @@ type Group struct {
 	// Cell is the first run's cell; its seed is not meaningful.
 	Cell sweep.Cell
 	Runs []int
+	// Pooled marks the row SetPaper adds for a published number over
+	// several datasets (mcd* for MCD1-3): every run of the groups it
+	// matches, whose data is the pattern; plots leave it out.
+	Pooled bool
 	// The metrics over the group's runs; N is 0 where no run has one.
 	DevEM, TestEM, FewShotEM, TestExec, FewShotExec, TrainSeconds, Divergence, EasinessAUC Stat
 }
@@ -218,28 +222,32 @@ func (r *Report) group() {
 		r.Groups[g].Runs = append(r.Groups[g].Runs, i)
 	}
 	for gi := range r.Groups {
-		g := &r.Groups[gi]
-		var dev, test, few, tx, fx, secs, div, auc []float64
-		for _, i := range g.Runs {
-			res := r.Runs[i].Result
-			if res.DevEM >= 0 {
-				dev = append(dev, res.DevEM)
-			}
-			if res.TestEM >= 0 {
-				test = append(test, res.TestEM)
-			}
-			few = appendSet(few, res.FewShotEM)
-			tx = appendSet(tx, res.TestExec)
-			fx = appendSet(fx, res.FewShotExec)
-			div = appendSet(div, res.CompoundDivergence)
-			auc = appendSet(auc, res.EasinessAUC)
-			if res.TrainSeconds > 0 {
-				secs = append(secs, res.TrainSeconds)
-			}
-		}
-		g.DevEM, g.TestEM, g.FewShotEM = StatOf(dev), StatOf(test), StatOf(few)
-		g.TestExec, g.FewShotExec, g.TrainSeconds, g.Divergence, g.EasinessAUC = StatOf(tx), StatOf(fx), StatOf(secs), StatOf(div), StatOf(auc)
+		r.summarise(&r.Groups[gi])
 	}
+}
+
+// summarise computes g's metrics over its runs.
+func (r *Report) summarise(g *Group) {
+	var dev, test, few, tx, fx, secs, div, auc []float64
+	for _, i := range g.Runs {
+		res := r.Runs[i].Result
+		if res.DevEM >= 0 {
+			dev = append(dev, res.DevEM)
+		}
+		if res.TestEM >= 0 {
+			test = append(test, res.TestEM)
+		}
+		few = appendSet(few, res.FewShotEM)
+		tx = appendSet(tx, res.TestExec)
+		fx = appendSet(fx, res.FewShotExec)
+		div = appendSet(div, res.CompoundDivergence)
+		auc = appendSet(auc, res.EasinessAUC)
+		if res.TrainSeconds > 0 {
+			secs = append(secs, res.TrainSeconds)
+		}
+	}
+	g.DevEM, g.TestEM, g.FewShotEM = StatOf(dev), StatOf(test), StatOf(few)
+	g.TestExec, g.FewShotExec, g.TrainSeconds, g.Divergence, g.EasinessAUC = StatOf(tx), StatOf(fx), StatOf(secs), StatOf(div), StatOf(auc)
 }
 
 func appendSet(xs []float64, v *float64) []float64 {

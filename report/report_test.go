@@ -220,3 +220,46 @@ func TestReportRun(t *testing.T) {
 		t.Errorf("empty folder: %v", err)
 	}
 }
+
+// TestReportPooled: with --paper, a published number over several splits
+// (mcd*) gets a row pooling every run of the splits it covers; one split
+// alone gets none.
+func TestReportPooled(t *testing.T) {
+	run := func(data string, seed uint64, em float64) Run {
+		return Run{Result: sweep.Result{Cell: sweep.Cell{Data: data, Model: "transformer", Variant: "transformer", Seed: seed},
+			DevEM: em, TestEM: em}}
+	}
+	cases := []struct {
+		name string
+		runs []Run
+		want Stat // the pooled row's test EM; N 0: no pooled row
+	}{
+		{"three splits", []Run{run("mcd1", 1, 0.1), run("mcd1", 2, 0.3), run("mcd2", 1, 0.2), run("random", 1, 1)},
+			Stat{N: 3, Mean: 0.2, SD: 0.1}},
+		{"one split", []Run{run("mcd1", 1, 0.1), run("random", 1, 1)}, Stat{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Runs: tc.runs}
+			r.group()
+			groups := len(r.Groups)
+			if err := r.SetPaper("keysers-table4"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want.N == 0 {
+				if len(r.Groups) != groups {
+					t.Fatalf("%d rows after pooling, want %d", len(r.Groups), groups)
+				}
+				return
+			}
+			if len(r.Groups) != groups+1 {
+				t.Fatalf("%d rows after pooling, want %d", len(r.Groups), groups+1)
+			}
+			g := r.Groups[groups]
+			if !g.Pooled || g.Cell.Data != "mcd*" || g.TestEM.N != tc.want.N ||
+				math.Abs(g.TestEM.Mean-tc.want.Mean) > 1e-12 || math.Abs(g.TestEM.SD-tc.want.SD) > 1e-12 {
+				t.Errorf("pooled row %+v, want data mcd* and test EM %+v", g, tc.want)
+			}
+		})
+	}
+}
