@@ -74,6 +74,12 @@ func orDash(s string) string {
 // note is the line under the table.
 func (r *Report) note() string {
 	n := "Mean ± sample standard deviation over n seeds; exact match and accuracy in percent."
+	for _, g := range r.Groups {
+		if g.Pooled {
+			n += " Rows whose data ends in * pool every run (seeds and splits) of the datasets it prefixes, as the paper's number is their mean."
+			break
+		}
+	}
 	if r.paper != nil {
 		n += " Paper: " + r.paper.Source + "."
 	}
