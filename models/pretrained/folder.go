@@ -21,7 +21,9 @@ import (
 	"sort"
 
 	"github.com/sugarme/tokenizer/pretrained"
+	"gorgonia.org/tensor"
 
+	"compbench/models"
 	"compbench/safetensors"
 )
 
@@ -349,7 +351,7 @@ func (f *Folder) checkWeights() error {
 		if !ok {
 			return fmt.Errorf("%s: unexpected tensor %q for the %s that config.json describes", f.Weights, in.Name, f.Config.ModelType)
 		}
-		if !sameShape(in.Shape, want) {
+		if !models.SameShape(tensor.Shape(in.Shape), want) {
 			return fmt.Errorf("%s: tensor %q has shape %v, config.json implies %v", f.Weights, in.Name, in.Shape, want)
 		}
 	}
@@ -364,18 +366,6 @@ func (f *Folder) checkWeights() error {
 		return fmt.Errorf("%s: %d tensors missing, e.g. %q (config.json implies them)", f.Weights, len(missing), missing[0])
 	}
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // tokenizerSize loads the tokenizer files of a model type and returns its
