@@ -57,7 +57,7 @@ type engineEncoded struct {
 	mem *models.Memory
 	buf engine.Buf // [B*S, D], the encode program's output buffer
 	key any        // the encode program, to tell whether it is still cached
-	ep  *engineProg
+	ep  *models.Program
 }
 
 type engineLayerCache struct {
@@ -267,7 +267,7 @@ func (s *engineDecoder) start(mem *models.Memory) error {
 // returned, or (beam search) mem is Memory.Repeat of that; otherwise mem's
 // data uploaded.
 func (s *engineDecoder) memory(mem *models.Memory) (engine.Buf, int, error) {
-	if e := s.t.enc; e != nil && s.t.progs[e.key] == e.ep {
+	if e := s.t.enc; e != nil && s.t.Has(e.key, e.ep) {
 		if e.mem == mem {
 			return e.buf, mem.B, nil
 		}
@@ -309,7 +309,7 @@ func repeatOf(mem, orig *models.Memory) bool {
 func (s *engineDecoder) linear(x engine.Buf, n, w, b int, y engine.Buf) error {
 	shape := s.t.m.p.Values[w].Shape()
 	in, out := shape[0], shape[1]
-	W := s.t.w.Bufs
+	W := s.t.W.Bufs
 	if err := s.be.RepeatRows(n, out, W[b], y); err != nil {
 		return err
 	}
@@ -447,7 +447,7 @@ func (s *engineDecoder) forward(tokens []int) error {
 		}
 		s.hist[b*s.maxLen+t] = tok
 	}
-	W := s.t.w.Bufs
+	W := s.t.W.Bufs
 	if err := s.uploadIDs(s.ids, tokens); err != nil {
 		return err
 	}

@@ -274,7 +274,7 @@ func TestEngineDecodeMemory(t *testing.T) {
 		})
 	}
 	t.Run("evicted encode program", func(t *testing.T) {
-		em.m.MaxGraphs = 1
+		em.m.MaxGraphs, em.Max = 1, 1
 		if _, err := em.Loss(bt, false, 0, 0); err != nil { // evicts the encode program
 			t.Fatal(err)
 		}
