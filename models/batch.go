@@ -51,7 +51,10 @@ func Encode(v *Vocab, recs []data.Record, o EncodeOptions) ([]Example, EncodeSta
 	out := make([]Example, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		src, us := v.SourceIDs(SourceTokens(r))
+		src, us, err := v.sourceIDs(r)
+		if err != nil {
+			return nil, st, fmt.Errorf("record %q: %w", r.ID, err)
+		}
 		tgt, ut, err := targetIDs(v, r, o.Separators)
 		if o.Copy {
 			ut = copyIDs(v, r, tgt, o.Separators, o.MaxSrc)
@@ -81,8 +84,8 @@ func Encode(v *Vocab, recs []data.Record, o EncodeOptions) ([]Example, EncodeSta
 
 func targetIDs(v *Vocab, r *data.Record, sep bool) ([]int, int, error) {
 	if !sep {
-		ids, unk := v.TargetIDs(Tokens(r.Output))
-		return append(ids, EOSID), unk, nil
+		ids, unk, err := v.TextIDs(r.Output)
+		return append(ids, EOSID), unk, err
 	}
 	parts := r.Parts
 	if len(parts) == 0 {
@@ -91,7 +94,10 @@ func targetIDs(v *Vocab, r *data.Record, sep bool) ([]int, int, error) {
 	var ids []int
 	unk := 0
 	for _, p := range parts {
-		pi, u := v.TargetIDs(Tokens(p))
+		pi, u, err := v.TextIDs(p)
+		if err != nil {
+			return nil, 0, err
+		}
 		ids = append(append(ids, pi...), SepID)
 		unk += u
 	}

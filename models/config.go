@@ -81,6 +81,11 @@ type Config struct {
 	// own, UTSteps is then the most steps, and the ponder cost is added to
 	// the training loss (models/transformer/universal.go).
 	ACT bool `json:"act,omitempty"`
+	// Pretrained is the Hugging Face folder a t5 or bart model starts
+	// from (train --init hf:DIR; models/pretrained). Its config.json fixes
+	// the architecture, so Layers, Heads, Dim, MLPDim, Dropout and the
+	// attention options are unused. Empty for every other model.
+	Pretrained string `json:"pretrained,omitempty"`
 }
 
 // DefaultUTSteps is the Universal Transformer's number of recurrent steps
@@ -128,6 +133,8 @@ var Variants = map[string]Variant{
 			c.UTSteps = DefaultUTSteps
 		}
 	}},
+	"t5":   {"pretrained", func(c *Config) {}}, // from a Hugging Face folder (models/pretrained)
+	"bart": {"pretrained", func(c *Config) {}},
 }
 
 // Variant is one --model name.
@@ -166,6 +173,12 @@ func (c *Config) ApplyVariant(name string) error {
 
 // Validate reports the first inconsistent field.
 func (c *Config) Validate() error {
+	if IsPretrained(c.Variant) {
+		return c.validatePretrained()
+	}
+	if c.Pretrained != "" {
+		return fmt.Errorf("model: pretrained applies to the t5 and bart models only, not %s", c.Variant)
+	}
 	switch {
 	case c.Layers < 1:
 		return fmt.Errorf("model: layers %d < 1", c.Layers)
@@ -211,6 +224,27 @@ func (c *Config) Validate() error {
 	}
 	if mask.Decompositional() && !c.Separators {
 		return fmt.Errorf("model: mask %q needs separators", c.Mask)
+	}
+	return nil
+}
+
+// IsPretrained reports whether a --model name starts from a pretrained
+// folder (t5, bart).
+func IsPretrained(variant string) bool { return Variants[variant].Family == "pretrained" }
+
+// validatePretrained checks a t5 or bart config: the folder's config.json
+// fixes the architecture, so only the lengths and the options a pretrained
+// model cannot take are checked here.
+func (c *Config) validatePretrained() error {
+	switch {
+	case c.Pretrained == "":
+		return fmt.Errorf("model: %s starts from a Hugging Face folder: train --init hf:DIR", c.Variant)
+	case c.MaxSrcLen < 1 || c.MaxTgtLen < 2:
+		return fmt.Errorf("model: max_src_len %d / max_tgt_len %d too small", c.MaxSrcLen, c.MaxTgtLen)
+	case c.Separators || c.Relative || c.Mask != "causal":
+		return fmt.Errorf("model: %s takes no separators, relative attention or decompositional mask", c.Variant)
+	case c.Encoder != "" || c.IOEncoder != "" || c.UTSteps != 0 || c.ACT:
+		return fmt.Errorf("model: %s takes no encoder, io_encoder, ut_steps or act", c.Variant)
 	}
 	return nil
 }

@@ -31,6 +31,20 @@ const (
 // specials are the reserved tokens, in id order.
 var specials = []string{"<pad>", "<start>", "<eos>", "<unk>"}
 
+// NumSpecials is the number of reserved ids: a pretrained model's token k
+// is id NumSpecials + k.
+const NumSpecials = 4
+
+// Subword is a pretrained model's tokenizer, working in compbench's ids
+// (models/pretrained.Tokenizer).
+type Subword interface {
+	// IDs splits text into the model's pieces, as ids (UnkID for the
+	// model's unknown token).
+	IDs(text string) ([]int, error)
+	// Text joins ids back into text.
+	Text(ids []int) string
+}
+
 // SepToken is how separators are written in text (compbench masks --target).
 const SepToken = "SEP"
 
@@ -40,9 +54,66 @@ type Vocab struct {
 	Source []string `json:"source"`
 	// Target lists target tokens by id; ids 0-3 are the specials.
 	Target []string `json:"target"`
+	// Pretrained is the folder of the pretrained model whose tokenizer
+	// splits text (then Source and Target are its pieces after the
+	// specials, the same on both sides); empty for word vocabularies.
+	Pretrained string `json:"pretrained,omitempty"`
 
 	src map[string]int
 	tgt map[string]int
+	sub Subword
+}
+
+// SubwordVocab is the vocabulary of a pretrained model in folder dir:
+// the specials, then its pieces by model id, split and joined by sub.
+func SubwordVocab(dir string, pieces []string, sub Subword) *Vocab {
+	all := append(append([]string(nil), specials...), pieces...)
+	v := &Vocab{Source: all, Target: all, Pretrained: dir, sub: sub}
+	v.index()
+	return v
+}
+
+// SetSubword gives a vocabulary read from a pretrained run its tokenizer.
+func (v *Vocab) SetSubword(sub Subword) { v.sub = sub }
+
+// Subword is the tokenizer of a pretrained vocabulary (nil otherwise).
+func (v *Vocab) Subword() Subword { return v.sub }
+
+// sourceIDs are the ids of a record's source, with the unknown ones
+// counted.
+func (v *Vocab) sourceIDs(r *data.Record) ([]int, int, error) {
+	if v.Pretrained == "" {
+		ids, unk := v.SourceIDs(SourceTokens(r))
+		return ids, unk, nil
+	}
+	text := r.Input
+	if text == "" && len(r.Inputs) > 0 {
+		text = robustfill.EncodeIO(r.Inputs, r.Outputs)
+	}
+	return v.subwordIDs(text)
+}
+
+// TextIDs are the target ids of text, with the unknown ones counted.
+func (v *Vocab) TextIDs(text string) ([]int, int, error) {
+	if v.Pretrained == "" {
+		ids, unk := v.TargetIDs(Tokens(text))
+		return ids, unk, nil
+	}
+	return v.subwordIDs(text)
+}
+
+func (v *Vocab) subwordIDs(text string) ([]int, int, error) {
+	if v.sub == nil {
+		return nil, 0, fmt.Errorf("vocab: the tokenizer of %s is not loaded", v.Pretrained)
+	}
+	ids, err := v.sub.IDs(text)
+	unk := 0
+	for _, id := range ids {
+		if id == UnkID {
+			unk++
+		}
+	}
+	return ids, unk, err
 }
 
 // Tokens splits a string on whitespace, the tokenization of every
@@ -127,7 +198,8 @@ func (v *Vocab) Validate() error {
 			if i < len(specials) && t != specials[i] {
 				return fmt.Errorf("vocab: %s token %d is %q, want %q", side, i, t, specials[i])
 			}
-			if seen[t] {
+			// A pretrained model's pieces may repeat the specials' names.
+			if seen[t] && v.Pretrained == "" {
 				return fmt.Errorf("vocab: %s token %q appears twice", side, t)
 			}
 			seen[t] = true
@@ -224,6 +296,15 @@ func (v *Vocab) MarshalIndent() ([]byte, error) {
 // id len(Target)+j is the source token at position j of src (the record's
 // SourceTokens). For other models it equals Detok.
 func (v *Vocab) DetokSource(ids []int, src []string) string {
+	if v.sub != nil {
+		for i, id := range ids {
+			if id == EOSID {
+				ids = ids[:i]
+				break
+			}
+		}
+		return v.sub.Text(ids)
+	}
 	var b strings.Builder
 	for _, id := range ids {
 		if id == EOSID {

@@ -19,8 +19,8 @@ type Adam struct {
 }
 
 // NewAdam makes zero moments for p.
-func NewAdam(p *models.Params, beta1, beta2, eps float64) *Adam {
-	a := &Adam{Cfg: ops.AdamConfig{Beta1: float32(beta1), Beta2: float32(beta2), Eps: float32(eps)}}
+func NewAdam(p *models.Params, beta1, beta2, eps, decay float64) *Adam {
+	a := &Adam{Cfg: ops.AdamConfig{Beta1: float32(beta1), Beta2: float32(beta2), Eps: float32(eps), WeightDecay: float32(decay)}}
 	for i := range p.Names {
 		n := len(p.Data(i))
 		a.M = append(a.M, make([]float32, n))

@@ -39,10 +39,17 @@ type Config struct {
 	LR float64 `json:"lr"`
 	// Warmup is the number of linear warmup steps; 0 means a constant LR.
 	Warmup int `json:"warmup"`
+	// Schedule is the learning-rate schedule: "rsqrt" (also when empty;
+	// Shi et al.'s warmup then inverse square root) or "polynomial" (Bogin
+	// et al.'s fine-tuning: warmup then linear decay to 0 at Steps).
+	Schedule string `json:"schedule,omitempty"`
 	// Beta1, Beta2 and Eps are Adam's constants.
 	Beta1 float64 `json:"beta1"`
 	Beta2 float64 `json:"beta2"`
 	Eps   float64 `json:"eps"`
+	// WeightDecay is AdamW's decoupled weight decay (0: Adam), applied to
+	// every weight.
+	WeightDecay float64 `json:"weight_decay,omitempty"`
 	// LabelSmoothing is the smoothing of the target distribution.
 	LabelSmoothing float64 `json:"label_smoothing"`
 	// ClipNorm is the global gradient-norm limit; 0 disables clipping.
@@ -71,6 +78,33 @@ func DefaultConfig() Config {
 	}
 }
 
+// PretrainedConfig is the setting of fine-tuning a pretrained T5 or BART,
+// Bogin et al.'s (2022, App. B; their AllenNLP configuration): AdamW at
+// 3e-5 with betas (0.9, 0.999), eps 1e-8 and no weight decay, batch 28,
+// polynomial decay (power 1, to 0, no warmup), gradient-norm clipping 1.0.
+// Sources and targets are limited to 128 pieces each.
+func PretrainedConfig(variant, dir string) Config {
+	c := DefaultConfig()
+	c.Model = models.Config{Variant: variant, Pretrained: dir, Mask: "causal", MaxSrcLen: 128, MaxTgtLen: 128}
+	c.Batch, c.LR, c.Warmup, c.Schedule = 28, 3e-5, 0, SchedulePolynomial
+	c.Beta1, c.Beta2, c.Eps, c.ClipNorm = 0.9, 0.999, 1e-8, 1
+	return c
+}
+
+// Learning-rate schedules (Config.Schedule).
+const (
+	ScheduleRsqrt      = "rsqrt"
+	SchedulePolynomial = "polynomial"
+)
+
+// Rate is the learning rate of step (from 1) under the schedule.
+func (c *Config) Rate(step int) float64 {
+	if c.Schedule == SchedulePolynomial {
+		return PolynomialDecay(c.LR, c.Warmup, c.Steps, step)
+	}
+	return LearningRate(c.LR, c.Warmup, step)
+}
+
 // Validate reports the first bad field.
 func (c *Config) Validate() error {
 	if err := c.Model.Validate(); err != nil {
@@ -89,6 +123,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("lr %v must be > 0", c.LR)
 	case c.Warmup < 0:
 		return fmt.Errorf("warmup %d < 0", c.Warmup)
+	case c.Schedule != "" && c.Schedule != ScheduleRsqrt && c.Schedule != SchedulePolynomial:
+		return fmt.Errorf("schedule %q: want %q or %q", c.Schedule, ScheduleRsqrt, SchedulePolynomial)
+	case c.WeightDecay < 0 || c.WeightDecay >= 1:
+		return fmt.Errorf("weight_decay %v outside [0, 1)", c.WeightDecay)
 	case c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 || !(c.Eps > 0):
 		return fmt.Errorf("adam beta1 %v / beta2 %v / eps %v out of range", c.Beta1, c.Beta2, c.Eps)
 	case c.LabelSmoothing < 0 || c.LabelSmoothing >= 1:

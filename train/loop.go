@@ -192,16 +192,25 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, err
 		}
 		if vocab == nil {
-			vocab = models.BuildVocab(o.Train)
+			var err error
+			if vocab, err = NewVocab(cfg.Model, o.Train); err != nil {
+				return nil, err
+			}
 		}
 		cfg.Model.SrcVocab, cfg.Model.TgtVocab = len(vocab.Source), len(vocab.Target)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The model comes before the data is encoded: a pretrained model's
+	// vocabulary read back from a run gets its tokenizer here.
+	m, err := NewModel(cfg.Model, cfg.Seed, vocab)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Warmup > 0 && cfg.Warmup >= cfg.Steps {
 		o.Progress.Notef("warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run",
-			cfg.Warmup, cfg.Steps, cfg.LR, LearningRate(cfg.LR, cfg.Warmup, cfg.Steps))
+			cfg.Warmup, cfg.Steps, cfg.LR, cfg.Rate(cfg.Steps))
 	}
 	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict,
 		Copy: models.Copies(cfg.Model.Variant)}
@@ -222,12 +231,8 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dev data: %w", err)
 	}
-	m, err := NewModel(cfg.Model, cfg.Seed, vocab)
-	if err != nil {
-		return nil, err
-	}
 	p := m.Params()
-	opt := NewAdam(p, cfg.Beta1, cfg.Beta2, cfg.Eps)
+	opt := NewAdam(p, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay)
 	initialised := false // the start weights are not the seed's
 	if o.Resume {
 		// Before the first checkpoint (rp.model "") the run restarts
@@ -389,7 +394,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		}
 		stepStart := time.Now()
 		bt := ep.batch(step)
-		lr := LearningRate(cfg.LR, cfg.Warmup, step)
+		lr := cfg.Rate(step)
 		// Step leaves the weights alone on a non-finite loss or norm.
 		loss, norm, err := eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr)
 		if err != nil {
@@ -489,7 +494,7 @@ func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 func unknownExample(v *models.Vocab, recs []data.Record) string {
 	for i := range recs {
 		for _, t := range models.Tokens(recs[i].Output) {
-			if ids, unk := v.TargetIDs([]string{t}); unk > 0 && ids[0] == models.UnkID {
+			if _, unk, err := v.TextIDs(t); err == nil && unk > 0 {
 				return fmt.Sprintf("e.g. %q in record %q", t, recs[i].ID)
 			}
 		}

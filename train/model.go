@@ -3,8 +3,10 @@ package train
 import (
 	"fmt"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/models/lstm"
+	"compbench/models/pretrained"
 	"compbench/models/transformer"
 )
 
@@ -27,6 +29,20 @@ var families = map[string]func(cfg models.Config, seed uint64, v *models.Vocab) 
 	"lstm": func(cfg models.Config, seed uint64, v *models.Vocab) (models.Model, error) {
 		return lstm.New(cfg, seed, v)
 	},
+	// The pretrained models load their weights (the seed is unused) and
+	// give v, read back from a run, its tokenizer.
+	"pretrained": func(cfg models.Config, seed uint64, v *models.Vocab) (models.Model, error) {
+		return pretrained.New(cfg, v)
+	},
+}
+
+// NewVocab is the vocabulary of a new run of cfg: the pretrained model's
+// own (its tokenizer's pieces), or the tokens of recs.
+func NewVocab(cfg models.Config, recs []data.Record) (*models.Vocab, error) {
+	if cfg.Pretrained != "" {
+		return pretrained.NewVocab(cfg.Pretrained)
+	}
+	return models.BuildVocab(recs), nil
 }
 
 // NewModel makes the model cfg.Variant names, with weights drawn from

@@ -86,13 +86,21 @@ func (m *BART) Save(out *data.OutputSet, dir string) error {
 // Graph builds the forward pass for B rows of S source and T target
 // tokens; with labels it adds the cross-entropy (label smoothing eps).
 func (m *BART) Graph(B, S, T int, labels bool, eps float32) (*Graph, error) {
+	return m.build(B, S, T, Whole, labels, eps)
+}
+
+// build is Graph for one part of the model (labels: Whole and Decoder).
+func (m *BART) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, error) {
 	c := m.Cfg
 	if S > c.MaxPositions || T > c.MaxPositions {
 		return nil, fmt.Errorf("bart: lengths %d and %d exceed max_position_embeddings %d", S, T, c.MaxPositions)
 	}
-	b := &bartBuilder{builder{p: &m.P, g: newGraph(B, S, T)}, c}
+	b := &bartBuilder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part)}, c}
 	g := b.g
-	mem := b.stack("encoder", g.Src, S, nil) // [B*S, D]
+	mem, done := encoderOr(g, part, func() *G.Node { return b.stack("encoder", g.Src, S, nil) }) // [B*S, D]
+	if done {
+		return b.finish(false, c.PadID, eps)
+	}
 	y := b.stack("decoder", g.DecIn, T, mem) // [B*T, D]
 	if b.err == nil {
 		logits := b.must(G.Mul(y, b.must(G.Transpose(b.param("model.shared.weight"))))) // [B*T, V]

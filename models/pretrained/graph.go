@@ -26,6 +26,9 @@ type Graph struct {
 	// [B,1,T,T] and [B,1,T,S] (0 or -Inf; FillMasks).
 	Src, DecIn, Labels          *G.Node
 	EncBias, DecBias, CrossBias *G.Node
+	// Mem is the decoder part's input, the encoder output [B*S, D];
+	// Memory the encoder part's output, the same.
+	Mem, Memory *G.Node
 	// Logits are [B*T, V]; Loss the mean cross-entropy of Labels (pad
 	// ignored), when built with labels.
 	Logits, Loss *G.Node
@@ -59,17 +62,53 @@ func (g *Graph) FillMasks(srcLen, decLen []int) (enc, dec, cross *tensor.Dense) 
 	return enc, dec, cross
 }
 
-// newGraph starts a Graph with its inputs.
-func newGraph(B, S, T int) *Graph {
+// Part says which part of the encoder-decoder a graph computes: decoding
+// runs the encoder once and the decoder at every step.
+type Part int
+
+const (
+	// Whole is the encoder and the decoder (training, loss).
+	Whole Part = iota
+	// Encoder ends at the encoder output (Graph.Memory).
+	Encoder
+	// Decoder starts from the encoder output as an input (Graph.Mem).
+	Decoder
+)
+
+// newGraph starts a Graph with the inputs of part; d is the model width.
+func newGraph(B, S, T, d int, part Part) *Graph {
 	g := &Graph{G: G.NewGraph(), B: B, S: S, T: T, Params: map[int]*G.Node{}}
 	in := func(name string, dt tensor.Dtype, shape ...int) *G.Node {
 		return G.NewTensor(g.G, dt, len(shape), G.WithShape(shape...), G.WithName(name))
 	}
-	g.Src, g.DecIn = in("src", tensor.Int, B*S), in("dec_in", tensor.Int, B*T)
-	g.EncBias = in("enc_bias", tensor.Float32, B, 1, S, S)
-	g.DecBias = in("dec_bias", tensor.Float32, B, 1, T, T)
-	g.CrossBias = in("cross_bias", tensor.Float32, B, 1, T, S)
+	if part != Decoder {
+		g.Src = in("src", tensor.Int, B*S)                     // [B*S]
+		g.EncBias = in("enc_bias", tensor.Float32, B, 1, S, S) // [B, 1, S, S]
+	}
+	if part == Encoder {
+		return g
+	}
+	g.DecIn = in("dec_in", tensor.Int, B*T)                    // [B*T]
+	g.DecBias = in("dec_bias", tensor.Float32, B, 1, T, T)     // [B, 1, T, T]
+	g.CrossBias = in("cross_bias", tensor.Float32, B, 1, T, S) // [B, 1, T, S]
+	if part == Decoder {
+		g.Mem = in("mem", tensor.Float32, B*S, d) // [B*S, D]
+	}
 	return g
+}
+
+// encoderOr runs the encoder stack for the Whole and Encoder parts and
+// returns the memory the decoder reads (the Mem input for Decoder); done
+// reports that the graph ends there (Encoder).
+func encoderOr(g *Graph, part Part, encode func() *G.Node) (mem *G.Node, done bool) {
+	switch part {
+	case Decoder:
+		return g.Mem, false
+	case Encoder:
+		g.Memory = encode()
+		return g.Memory, true
+	}
+	return encode(), false
 }
 
 // finish adds the loss over Labels to a graph whose logits are built.

@@ -82,10 +82,18 @@ func LoadT5(f *Folder) (*T5, error) {
 // Graph builds the forward pass for B rows of S source and T target
 // tokens; with labels it adds the cross-entropy (label smoothing eps).
 func (m *T5) Graph(B, S, T int, labels bool, eps float32) (*Graph, error) {
+	return m.build(B, S, T, Whole, labels, eps)
+}
+
+// build is Graph for one part of the model (labels: Whole and Decoder).
+func (m *T5) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, error) {
 	c := m.Cfg
-	b := &t5Builder{builder{p: &m.P, g: newGraph(B, S, T)}, c}
+	b := &t5Builder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part)}, c}
 	g := b.g
-	mem := b.stack("encoder", g.Src, S, nil) // [B*S, D]
+	mem, done := encoderOr(g, part, func() *G.Node { return b.stack("encoder", g.Src, S, nil) }) // [B*S, D]
+	if done {
+		return b.finish(false, c.PadID, eps)
+	}
 	y := b.stack("decoder", g.DecIn, T, mem) // [B*T, D]
 	if b.err == nil {
 		if c.TieEmbeddings {

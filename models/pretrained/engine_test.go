@@ -1,0 +1,149 @@
+package pretrained
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"compbench/data"
+	"compbench/engine"
+	"compbench/models"
+)
+
+// refTexts are a fixture's reference examples as records.
+func refTexts(t *testing.T, dir string) []data.Record {
+	t.Helper()
+	var ref struct {
+		Examples []struct {
+			Input  string `json:"input"`
+			Target string `json:"target"`
+		} `json:"examples"`
+	}
+	readJSON(t, filepath.Join(dir, "reference.json"), &ref)
+	recs := make([]data.Record, len(ref.Examples))
+	for i, e := range ref.Examples {
+		recs[i] = data.Record{ID: e.Input, Input: e.Input, Output: e.Target}
+	}
+	return recs
+}
+
+// boundFixture is a fixture as a compbench model on the CPU backend, with
+// its vocabulary and the reference examples encoded in compbench's ids.
+func boundFixture(t *testing.T, name string) (*Model, *Engine, *models.Vocab, []models.Example, reference) {
+	t.Helper()
+	dir := filepath.Join("testdata", name)
+	v, err := NewVocab(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := models.Config{Variant: f.Config.ModelType, Pretrained: dir, Mask: "causal", MaxSrcLen: 16, MaxTgtLen: 16}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(cfg, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Bind(&engine.CPU{BLAS: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	ex, st, err := models.Encode(v, refTexts(t, dir), models.EncodeOptions{MaxSrc: 16, MaxTgt: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.UnknownSrc+st.UnknownTgt > 0 {
+		t.Fatalf("%d unknown pieces", st.UnknownSrc+st.UnknownTgt)
+	}
+	return m, r.(*Engine), v, ex, readReference(t, dir)
+}
+
+// TestRunnerMatchesReference: compbench's ids, framed at the model's edge,
+// give the reference's model ids, loss and next-token logits. The batch
+// is padded (examples of different lengths), so padding is exercised.
+func TestRunnerMatchesReference(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			m, r, _, ex, ref := boundFixture(t, name)
+			rows := make([]*models.Example, len(ex))
+			for i := range ex {
+				rows[i] = &ex[i]
+			}
+			bt := models.MakeBatch(rows, len(rows), 1)
+			src, S2, _ := m.ids.source(bt.Src, bt.B, bt.S)
+			dec, lab, T2, _ := m.ids.decoder(bt.DecIn, bt.Tgt, bt.B, bt.T)
+			for b, e := range ref.Examples {
+				for j, id := range e.InputIDs {
+					if src[b*S2+j] != id {
+						t.Fatalf("example %d: source ids %v, reference %v", b, src[b*S2:(b+1)*S2], e.InputIDs)
+					}
+				}
+				for j := range e.Labels {
+					if dec[b*T2+j] != e.DecoderInputIDs[j] || lab[b*T2+j] != e.Labels[j] {
+						t.Fatalf("example %d: decoder ids %v labels %v, reference %v %v", b, dec[b*T2:(b+1)*T2], lab[b*T2:(b+1)*T2], e.DecoderInputIDs, e.Labels)
+					}
+				}
+			}
+			loss, err := r.Loss(bt, false, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(loss-wantLoss(ref)) > 1e-5 {
+				t.Errorf("loss %v, reference %v", loss, wantLoss(ref))
+			}
+			// Next-token logits at every position, from the encoder run once
+			// and the decoder over each prefix.
+			mem, err := r.Encode(bt.Src, bt.B, bt.S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			V, Vm := models.NumSpecials+m.Config().VocabSize, m.Config().VocabSize
+			for pos := 0; pos < bt.T; pos++ {
+				got, err := r.Logits(mem, bt.DecIn, bt.T, pos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for b, e := range ref.Examples {
+					p := pos + len(m.ids.tgtPre)
+					if p >= len(e.Logits) {
+						continue
+					}
+					for k := 0; k < Vm; k++ {
+						want, g := e.Logits[p][k], float64(got[b*V+models.NumSpecials+k])
+						hidden := false
+						for _, h := range m.ids.hidden {
+							hidden = hidden || h == k
+						}
+						if hidden {
+							want = math.Inf(-1)
+						}
+						if !(math.Abs(g-want) <= 1e-4) && !(math.IsInf(want, -1) && math.IsInf(g, -1)) {
+							t.Fatalf("example %d, position %d, token %d: logit %v, reference %v", b, pos, k, g, want)
+						}
+					}
+					if g, want := float64(got[b*V+models.EOSID]), e.Logits[p][m.ids.eos]; math.Abs(g-want) > 1e-4 {
+						t.Fatalf("example %d, position %d: EOS logit %v, reference %v", b, pos, g, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
