@@ -94,7 +94,10 @@ for d in "$out"/s[0-9]*/; do
 	k=${k##*/s}
 	[[ " ${picked[*]} " == *" $k "* ]] || { echo "covr_easiness: $d is not one of the picked splits (${picked[*]}); use a new OUTDIR" >&2; exit 1; }
 done
-sed "s#\"glob\": *\"[^\"]*\"#\"glob\": \"$out/s[0-9]*\"#" "$SWEEP" >"$out/covr-sweep.json"
+# A relative "pretrained" folder (a t5 or bart model) stays relative to SWEEP's folder.
+sweepdir=$(cd "$(dirname "$SWEEP")" && pwd)
+sed -e "s#\"glob\": *\"[^\"]*\"#\"glob\": \"$out/s[0-9]*\"#" \
+	-e "s#\"pretrained\": *\"\([^/\"][^\"]*\)\"#\"pretrained\": \"$sweepdir/\1\"#" "$SWEEP" >"$out/covr-sweep.json"
 "$B" sweep --file "$out/covr-sweep.json" --out "$out/sweep" --local --jobs "$JOBS"
 "$B" report "$out/sweep" >"$out/report.md"
 

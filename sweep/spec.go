@@ -19,7 +19,6 @@ import (
 
 	"compbench/data/tasks"
 	"compbench/models"
-	"compbench/models/lstm"
 	"compbench/train"
 )
 
@@ -263,6 +262,10 @@ func (s *Spec) resolve(base string) {
 		}
 		return filepath.Join(base, p)
 	}
+	s.Config = absPretrained(s.Config, abs)
+	for i := range s.Models {
+		s.Models[i].Config = absPretrained(s.Models[i].Config, abs)
+	}
 	for i := range s.Datasets {
 		d := &s.Datasets[i]
 		d.Dir = abs(d.Dir)
@@ -278,6 +281,28 @@ func (s *Spec) resolve(base string) {
 			}
 		}
 	}
+}
+
+// absPretrained makes a config's model.pretrained folder absolute (a
+// pretrained model's Hugging Face folder, relative to the sweep file).
+// A config that is not such an object is left for Validate to report.
+func absPretrained(raw json.RawMessage, abs func(string) string) json.RawMessage {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(raw, &o) != nil {
+		return raw
+	}
+	var m map[string]json.RawMessage
+	var dir string
+	if json.Unmarshal(o["model"], &m) != nil || json.Unmarshal(m["pretrained"], &dir) != nil || dir == "" || filepath.IsAbs(dir) {
+		return raw
+	}
+	m["pretrained"], _ = json.Marshal(abs(dir))
+	o["model"], _ = json.Marshal(m)
+	b, err := json.Marshal(o)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 func exists(p string) bool {
@@ -445,10 +470,7 @@ func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := train.DefaultConfig()
-	if models.IsLSTM(c.Variant) {
-		cfg.Model = lstm.DefaultConfig(c.Variant)
-	}
+	cfg := train.DefaultsFor(c.Variant)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"compbench/models"
+	"compbench/models/lstm"
 )
 
 // Config is everything a run needs besides its data: saved as
@@ -76,6 +77,25 @@ func DefaultConfig() Config {
 		LR: 1e-3, Warmup: 16000, Beta1: 0.9, Beta2: 0.98, Eps: 1e-9,
 		LabelSmoothing: 0, ClipNorm: 1, EvalEvery: 1000, EvalLimit: 1000, Seed: 1,
 	}
+}
+
+// DefaultsFor is the config a new run of the --model name variant starts
+// from: DefaultConfig for the Transformers; for the LSTM models Keysers et
+// al.'s sizes (hidden 512, 2 layers, dropout 0.4, App. E) with a constant
+// rate (their LSTM has no schedule, App. E, Table 6; decision: the rate
+// stays 1e-3, Adam as for the Transformer, rather than tensor2tensor's
+// 0.03, which belongs to that framework's optimizer setting); for the
+// pretrained models PretrainedConfig, its folder still to be set.
+func DefaultsFor(variant string) Config {
+	cfg := DefaultConfig()
+	switch {
+	case models.IsLSTM(variant):
+		cfg.Model = lstm.DefaultConfig(variant)
+		cfg.Warmup = 0
+	case models.IsPretrained(variant):
+		cfg = PretrainedConfig(variant, "")
+	}
+	return cfg
 }
 
 // PretrainedConfig is the setting of fine-tuning a pretrained T5 or BART,

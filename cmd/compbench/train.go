@@ -13,7 +13,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/models"
-	"compbench/models/lstm"
+	"compbench/models/pretrained"
 	"compbench/progress"
 	"compbench/train"
 )
@@ -35,6 +35,8 @@ type trainFlags struct {
 	strict                           bool
 	ioEncoder                        string
 	preset                           string
+	// pretrained is the absolute folder of --init hf:DIR.
+	pretrained string
 }
 
 // register adds the flags; their zero defaults mean "keep the config's
@@ -86,10 +88,37 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if models.IsPretrained(cfg.Model.Variant) {
+		for _, name := range architectureFlags {
+			if isSet(fs, name) {
+				return usagef("--%s does not apply to %s: the pretrained folder's config.json fixes the architecture", name, cfg.Model.Variant)
+			}
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("config: %v", err)
 	}
 	return nil
+}
+
+// architectureFlags size a model; a pretrained model's folder fixes them.
+var architectureFlags = []string{"layers", "heads", "dim", "mlp", "dropout", "encoder", "encoder-layers", "encoder-heads", "ut-steps", "act", "io-encoder"}
+
+// pretrainedFolder checks --init hf:DIR and returns the folder's absolute
+// path and model type.
+func pretrainedFolder(init string) (dir, modelType string, err error) {
+	dir, ok := strings.CutPrefix(init, "hf:")
+	if !ok || dir == "" {
+		return "", "", usagef("train: --init %q: want hf:DIR, a Hugging Face folder (config.json, model.safetensors, tokenizer files)", init)
+	}
+	f, err := pretrained.Open(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("--init: %w", err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", "", err
+	}
+	return dir, f.Config.ModelType, nil
 }
 
 // configFlags are the train and run flags that set config.json keys; the
@@ -179,25 +208,17 @@ func (f *trainFlags) applyResume(fs *flag.FlagSet, saved *train.Config, path str
 	return f.apply(fs, saved)
 }
 
-// defaultConfig is the config a new run starts from: the Transformer
-// setting, or for the LSTM models Keysers et al.'s sizes (hidden 512, 2
-// layers, dropout 0.4, App. E). Their LSTM has no learning-rate schedule
-// (App. E, Table 6), so warmup is 0: a constant rate. Decision: the rate
-// stays 1e-3 (Adam as for the Transformer) rather than tensor2tensor's
-// 0.03, which belongs to that framework's optimizer setting.
-func defaultConfig(model string) train.Config {
-	cfg := train.DefaultConfig()
-	if models.IsLSTM(model) {
-		cfg.Model = lstm.DefaultConfig(model)
-		cfg.Warmup = 0
-	}
-	return cfg
-}
+// defaultConfig is the config a new run of --model starts from
+// (train.DefaultsFor).
+func defaultConfig(model string) train.Config { return train.DefaultsFor(model) }
 
 // baseConfig is the config before flags: RUN/config.json on resume, else
 // the --config file over the defaults of --model.
 func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (train.Config, error) {
 	cfg := defaultConfig(f.model)
+	if f.pretrained != "" {
+		cfg = train.PretrainedConfig(f.model, f.pretrained)
+	}
 	var err error
 	if resume {
 		// A corrupt config.json of the run is the run's fault, not a
@@ -214,6 +235,9 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 		return cfg, f.applyResume(fs, &cfg, path)
 	}
 	if f.preset != "" {
+		if f.pretrained != "" {
+			return cfg, usagef("train: --preset sizes a model; --init takes the model from its folder (its settings are Bogin et al.'s fine-tuning)")
+		}
 		if cfg, err = presetConfig(f.preset, f.model); err != nil {
 			return cfg, err
 		}
@@ -261,6 +285,7 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	allowData := fs.Bool("allow-data-change", false, "let --resume continue on --train or --dev files that differ from the run's data.json")
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
+	initFrom := fs.String("init", "", "start from the pretrained T5 or BART in Hugging Face folder `hf:DIR` (config.json, model.safetensors, tokenizer files; docs/pretrained.md): --model comes from the folder, and the defaults become Bogin et al.'s fine-tuning (AdamW 3e-5, batch 28, polynomial decay, clip 1)")
 	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
@@ -274,8 +299,21 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	if *ckptMinutes < 0 {
 		return usagef("train: --checkpoint-minutes %g: want >= 0 (0: off)", *ckptMinutes)
 	}
-	if *resume && *initEnc != "" {
-		return usagef("train: --init-encoder starts a new run; --resume continues from the run's own weights")
+	if *resume && (*initEnc != "" || *initFrom != "") {
+		return usagef("train: --init and --init-encoder start a new run; --resume continues from the run's own weights")
+	}
+	if *initFrom != "" {
+		dir, typ, err := pretrainedFolder(*initFrom)
+		if err != nil {
+			return err
+		}
+		if isSet(fs, "model") && tf.model != typ {
+			return usagef("train: --model %s, but %s holds a %s model", tf.model, dir, typ)
+		}
+		if abs, _ := filepath.Abs(*out); abs == dir {
+			return usagef("train: --out %s is the --init folder; the run would overwrite its model.safetensors", *out)
+		}
+		tf.model, tf.pretrained = typ, dir
 	}
 	if err := checkTrainOutputs(*out, *resume, *trainPath, *devPath, tf.config, *initEnc); err != nil {
 		return err

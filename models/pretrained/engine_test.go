@@ -77,7 +77,10 @@ func TestRunnerMatchesReference(t *testing.T) {
 				rows[i] = &ex[i]
 			}
 			bt := models.MakeBatch(rows, len(rows), 1)
-			src, S2, _ := m.ids.source(bt.Src, bt.B, bt.S)
+			src, S2, _, err := m.ids.source(bt.Src, bt.B, bt.S)
+			if err != nil {
+				t.Fatal(err)
+			}
 			dec, lab, T2, _ := m.ids.decoder(bt.DecIn, bt.Tgt, bt.B, bt.T)
 			for b, e := range ref.Examples {
 				for j, id := range e.InputIDs {

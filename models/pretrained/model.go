@@ -146,11 +146,18 @@ type idMap struct {
 	srcPre, srcPost, tgtPre []int
 	// hidden are the model ids whose logits decoding never sees.
 	hidden []int
+	// limit is the longest sequence the model takes (BART's learned
+	// positions; 0: none). A batch padded past it is cut back to it: the
+	// lengths are checked against it (New), so only padding is cut.
+	limit int
 }
 
 func newIDMap(f *Folder, tok *Tokenizer) (idMap, error) {
 	c := f.Config
 	m := idMap{pad: c.PadID, start: c.DecoderStartID, eos: c.EOSID, unk: tok.unk, srcPost: []int{c.EOSID}}
+	if c.ModelType == TypeBART {
+		m.limit = c.MaxPositions
+	}
 	hidden := map[int]bool{c.PadID: true, c.DecoderStartID: true, c.EOSID: true, tok.unk: true}
 	if c.ModelType == TypeBART {
 		bos := -1
@@ -189,8 +196,8 @@ func (m *idMap) id(x int) int {
 
 // source frames rows of S compbench ids (PadID after each row's length)
 // as the model's: rows of S' ids and their lengths.
-func (m *idMap) source(src []int, B, S int) (out []int, S2 int, lens []int) {
-	S2 = S + len(m.srcPre) + len(m.srcPost)
+func (m *idMap) source(src []int, B, S int) (out []int, S2 int, lens []int, err error) {
+	S2 = m.cut(S + len(m.srcPre) + len(m.srcPost))
 	out, lens = make([]int, B*S2), make([]int, B)
 	for b := 0; b < B; b++ {
 		row := append([]int(nil), m.srcPre...)
@@ -201,6 +208,9 @@ func (m *idMap) source(src []int, B, S int) (out []int, S2 int, lens []int) {
 			row = append(row, m.id(x))
 		}
 		row = append(row, m.srcPost...)
+		if len(row) > S2 {
+			return nil, 0, nil, fmt.Errorf("a source of %d tokens exceeds the model's %d positions", len(row), m.limit)
+		}
 		lens[b] = len(row)
 		for j := range S2 {
 			out[b*S2+j] = m.pad
@@ -209,14 +219,22 @@ func (m *idMap) source(src []int, B, S int) (out []int, S2 int, lens []int) {
 			}
 		}
 	}
-	return out, S2, lens
+	return out, S2, lens, nil
+}
+
+// cut is n cut back to the model's positions.
+func (m *idMap) cut(n int) int {
+	if m.limit > 0 {
+		return min(n, m.limit)
+	}
+	return n
 }
 
 // decoder frames decoder inputs [B*T] (StartID first) and, when tgt is not
 // nil, labels [B*T] (PadID where not scored) as the model's [B*T'].
 func (m *idMap) decoder(decIn, tgt []int, B, T int) (dec, lab []int, T2 int, lens []int) {
 	p := len(m.tgtPre)
-	T2 = T + p
+	T2 = m.cut(T + p)
 	dec, lens = make([]int, B*T2), make([]int, B)
 	if tgt != nil {
 		lab = make([]int, B*T2)
@@ -365,7 +383,10 @@ func (c *compiled) setMasks(srcLen, decLen []int) {
 // batchView is the training (grads) or evaluation graph over bt with its
 // inputs set.
 func (m *Model) batchView(bt *models.Batch, eps float64, grads bool) (*models.GraphView, error) {
-	src, S, srcLen := m.ids.source(bt.Src, bt.B, bt.S)
+	src, S, srcLen, err := m.ids.source(bt.Src, bt.B, bt.S)
+	if err != nil {
+		return nil, err
+	}
 	dec, lab, T, decLen := m.ids.decoder(bt.DecIn, bt.Tgt, bt.B, bt.T)
 	c, err := m.graph(graphKey{part: Whole, b: bt.B, s: S, t: T, labels: true, grads: grads, eps: float32(eps)})
 	if err != nil {
@@ -381,7 +402,10 @@ func (m *Model) batchView(bt *models.Batch, eps float64, grads bool) (*models.Gr
 // encodeView is the encoder graph over compbench source ids [B*S], and the
 // memory's source length and row lengths.
 func (m *Model) encodeView(src []int, B, S int) (*models.GraphView, int, []int, error) {
-	hs, S2, srcLen := m.ids.source(src, B, S)
+	hs, S2, srcLen, err := m.ids.source(src, B, S)
+	if err != nil {
+		return nil, 0, nil, err
+	}
 	c, err := m.graph(graphKey{part: Encoder, b: B, s: S2})
 	if err != nil {
 		return nil, 0, nil, err
@@ -396,6 +420,9 @@ func (m *Model) encodeView(src []int, B, S int) (*models.GraphView, int, []int, 
 func (m *Model) decodeView(mem *models.Memory, decIn []int, T, pos int) (*models.GraphView, int, int, error) {
 	dec, _, T2, _ := m.ids.decoder(decIn, nil, mem.B, T)
 	pos2 := pos + len(m.ids.tgtPre)
+	if pos2 >= T2 {
+		return nil, 0, 0, fmt.Errorf("decoding position %d: the model has %d positions; lower --max-len", pos2, m.ids.limit)
+	}
 	c, err := m.graph(graphKey{part: Decoder, b: mem.B, s: mem.S, t: T2})
 	if err != nil {
 		return nil, 0, 0, err
