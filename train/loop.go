@@ -187,6 +187,12 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 		vocab, st = rp.vocab, rp.state
+		for _, c := range rp.changes {
+			if c.Key == "steps" && cfg.Schedule == SchedulePolynomial {
+				o.Progress.Notef("warning: the polynomial schedule decays to 0 at the last step: steps 1-%d decayed toward step %s, the rest decay toward step %d; an uninterrupted run of %d steps would differ",
+					st.Step, c.From, cfg.Steps, cfg.Steps)
+			}
+		}
 	} else {
 		if err := checkNewDir(o.Dir, o.Force); err != nil {
 			return nil, err
