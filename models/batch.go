@@ -34,6 +34,16 @@ type EncodeOptions struct {
 	// for models that copy (lstm-copy); only tokens found nowhere count as
 	// unknown.
 	Copy bool
+	// Prefix is put before every source text (a pretrained T5's task
+	// prefix; Config.Prefix).
+	Prefix string
+}
+
+// EncodeOptions are the options the model of c reads its records with;
+// strict refuses over-long examples.
+func (c *Config) EncodeOptions(strict bool) EncodeOptions {
+	return EncodeOptions{Separators: c.Separators, MaxSrc: c.MaxSrcLen, MaxTgt: c.MaxTgtLen, Strict: strict,
+		Copy: Copies(c.Variant), Prefix: c.Prefix}
 }
 
 // EncodeStats counts what encoding changed.
@@ -51,7 +61,7 @@ func Encode(v *Vocab, recs []data.Record, o EncodeOptions) ([]Example, EncodeSta
 	out := make([]Example, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		src, us, err := v.sourceIDs(r)
+		src, us, err := v.sourceIDs(r, o.Prefix)
 		if err != nil {
 			return nil, st, fmt.Errorf("record %q: %w", r.ID, err)
 		}

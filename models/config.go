@@ -86,6 +86,10 @@ type Config struct {
 	// the architecture, so Layers, Heads, Dim, MLPDim, Dropout and the
 	// attention options are unused. Empty for every other model.
 	Pretrained string `json:"pretrained,omitempty"`
+	// Prefix is text put before every source, as T5 is fine-tuned with a
+	// task prefix ("translate English to German: "; its config.json's
+	// task_specific_params). Empty: none.
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // DefaultUTSteps is the Universal Transformer's number of recurrent steps
@@ -176,8 +180,8 @@ func (c *Config) Validate() error {
 	if IsPretrained(c.Variant) {
 		return c.validatePretrained()
 	}
-	if c.Pretrained != "" {
-		return fmt.Errorf("model: pretrained applies to the t5 and bart models only, not %s", c.Variant)
+	if c.Pretrained != "" || c.Prefix != "" {
+		return fmt.Errorf("model: pretrained and prefix apply to the t5 and bart models only, not %s", c.Variant)
 	}
 	switch {
 	case c.Layers < 1:

@@ -79,18 +79,18 @@ func (v *Vocab) SetSubword(sub Subword) { v.sub = sub }
 // Subword is the tokenizer of a pretrained vocabulary (nil otherwise).
 func (v *Vocab) Subword() Subword { return v.sub }
 
-// sourceIDs are the ids of a record's source, with the unknown ones
-// counted.
-func (v *Vocab) sourceIDs(r *data.Record) ([]int, int, error) {
+// sourceIDs are the ids of a record's source after prefix, with the
+// unknown ones counted.
+func (v *Vocab) sourceIDs(r *data.Record, prefix string) ([]int, int, error) {
 	if v.Pretrained == "" {
-		ids, unk := v.SourceIDs(SourceTokens(r))
+		ids, unk := v.SourceIDs(append(Tokens(prefix), SourceTokens(r)...))
 		return ids, unk, nil
 	}
 	text := r.Input
 	if text == "" && len(r.Inputs) > 0 {
 		text = robustfill.EncodeIO(r.Inputs, r.Outputs)
 	}
-	return v.subwordIDs(text)
+	return v.subwordIDs(prefix + text)
 }
 
 // TextIDs are the target ids of text, with the unknown ones counted.

@@ -218,8 +218,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		o.Progress.Notef("warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run",
 			cfg.Warmup, cfg.Steps, cfg.LR, cfg.Rate(cfg.Steps))
 	}
-	enc := models.EncodeOptions{Separators: cfg.Model.Separators, MaxSrc: cfg.Model.MaxSrcLen, MaxTgt: cfg.Model.MaxTgtLen, Strict: cfg.Strict,
-		Copy: models.Copies(cfg.Model.Variant)}
+	enc := cfg.Model.EncodeOptions(cfg.Strict)
 	trainEx, stats, err := models.Encode(vocab, o.Train, enc)
 	if err != nil {
 		return nil, fmt.Errorf("training data: %w", err)

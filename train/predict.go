@@ -39,8 +39,7 @@ func Predict(ctx context.Context, r *Run, recs []data.Record, o DecodeOptions, r
 		}
 		defer release()
 	}
-	enc := models.EncodeOptions{Separators: r.Config.Model.Separators, MaxSrc: r.Config.Model.MaxSrcLen, MaxTgt: r.Config.Model.MaxTgtLen,
-		Copy: models.Copies(r.Config.Model.Variant)}
+	enc := r.Config.Model.EncodeOptions(false)
 	ex, st, err := models.Encode(r.Vocab, recs, enc)
 	if err != nil {
 		return nil, 0, err

@@ -35,7 +35,7 @@ type trainFlags struct {
 	strict                           bool
 	ioEncoder                        string
 	preset                           string
-	schedule                         string
+	schedule, prefix                 string
 	weightDecay                      float64
 	// pretrained is the absolute folder of --init hf:DIR.
 	pretrained string
@@ -54,6 +54,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("peak learning rate (config default %g)", d.LR))
 	fs.IntVar(&f.warmup, "warmup", 0, fmt.Sprintf("linear warmup steps before inverse square root decay, 0: constant lr (config default %d; LSTM models %d)", d.Warmup, l.Warmup))
 	fs.StringVar(&f.schedule, "schedule", "", "learning-rate `KIND`: rsqrt (linear warmup, then inverse square root; Shi et al.) or polynomial (linear warmup, then linear decay to 0 at --steps; Bogin et al.'s fine-tuning) (config default rsqrt; --init: polynomial)")
+	fs.StringVar(&f.prefix, "prefix", "", "`TEXT` put before every source, e.g. a T5 task prefix such as \"semantic parse: \" (recorded in config.json; predict and finetune use it too)")
 	fs.Float64Var(&f.weightDecay, "weight-decay", 0, "AdamW's decoupled weight decay on every weight (0: Adam)")
 	fs.Float64Var(&f.smoothing, "label-smoothing", 0, "label smoothing")
 	fs.Float64Var(&f.clip, "clip", 0, fmt.Sprintf("global gradient-norm limit, 0: none (config default %g)", d.ClipNorm))
@@ -136,7 +137,7 @@ var configFlags = map[string]string{
 	"mlp": "model.mlp_dim", "encoder": "model.encoder", "encoder-layers": "model.encoder_layers",
 	"encoder-heads": "model.encoder_heads", "max-src": "model.max_src_len", "max-tgt": "model.max_tgt_len",
 	"io-encoder": "model.io_encoder", "ut-steps": "model.ut_steps", "act": "model.act",
-	"schedule": "schedule", "weight-decay": "weight_decay",
+	"schedule": "schedule", "weight-decay": "weight_decay", "prefix": "model.prefix",
 }
 
 // set applies one flag given on the command line to cfg; flags that are

@@ -2,6 +2,7 @@ package pretrained
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -148,5 +149,80 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPrefix: a task prefix is tokenized with the source, before it.
+func TestPrefix(t *testing.T) {
+	v, err := NewVocab(filepath.Join("testdata", "t5-tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []data.Record{{ID: "a", Input: "jump twice", Output: "JUMP"}}
+	plain, _, err := models.Encode(v, recs, models.EncodeOptions{MaxSrc: 16, MaxTgt: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, _, err := models.Encode(v, recs, models.EncodeOptions{MaxSrc: 16, MaxTgt: 16, Prefix: "walk left "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walkLeft, err := v.Subword().IDs("walk left")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]int(nil), walkLeft...), plain[0].Src...)
+	if fmt.Sprint(pre[0].Src) != fmt.Sprint(want) || len(walkLeft) != 2 {
+		t.Errorf("source with prefix %v, want %v (prefix pieces %v)", pre[0].Src, want, walkLeft)
+	}
+	if got := v.DetokSource(pre[0].Tgt, nil); got != "JUMP" {
+		t.Errorf("target text %q, want JUMP", got)
+	}
+}
+
+// TestTokenizerSegmentations: T5's unigram tokenizer splits the fixture's
+// texts into the hand-worked pieces (models/pretrained/testdata/README.md)
+// and joins them back into the text.
+func TestTokenizerSegmentations(t *testing.T) {
+	dir := filepath.Join("testdata", "t5-tiny")
+	var ref struct {
+		Segmentations []struct {
+			Text   string   `json:"text"`
+			Pieces []string `json:"pieces"`
+		} `json:"segmentations"`
+	}
+	readJSON(t, filepath.Join(dir, "reference.json"), &ref)
+	f, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := LoadTokenizer(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Segmentations) == 0 {
+		t.Fatal("no segmentations in the fixture")
+	}
+	for _, s := range ref.Segmentations {
+		t.Run(s.Text, func(t *testing.T) {
+			ids, err := tok.IDs(s.Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(ids))
+			for i, id := range ids {
+				got[i] = tok.Pieces()[id-models.NumSpecials]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(s.Pieces) {
+				t.Errorf("pieces %q, want %q", got, s.Pieces)
+			}
+			if back := tok.Text(ids); back != s.Text {
+				t.Errorf("joined back %q, want %q", back, s.Text)
+			}
+		})
+	}
+	// A character outside the vocabulary is the unknown token.
+	if ids, err := tok.IDs("jump 7"); err != nil || ids[len(ids)-1] != models.UnkID {
+		t.Errorf("\"jump 7\" gives %v (%v), want UNK last", ids, err)
 	}
 }
