@@ -113,7 +113,7 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 		return nil, fmt.Errorf("fine-tuning data is empty")
 	}
 	cfg := base.Config
-	cfg.Steps, cfg.LR, cfg.Warmup, cfg.EvalEvery = o.Steps, o.LR, 0, 0
+	cfg.Steps, cfg.LR, cfg.Warmup, cfg.EvalEvery, cfg.Schedule = o.Steps, o.LR, 0, 0, "" // a constant rate (rsqrt without warmup)
 	cfg.Batch, cfg.BatchTokens = len(recs), 0
 	// One bucket for every length, so the whole set is one batch: the
 	// width is the longest sequence, rounded up to a multiple of 8.
