@@ -97,6 +97,17 @@ func (m *BART) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, 
 	}
 	b := &bartBuilder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part)}, c}
 	g := b.g
+	if part == CrossKV {
+		for i := 0; i < c.DecoderLayers; i++ {
+			p := fmt.Sprintf("model.decoder.layers.%d.encoder_attn.", i)
+			g.Step.CrossKOut = append(g.Step.CrossKOut, b.lin(g.Mem, p+"k_proj")) // [B*S, D]
+			g.Step.CrossVOut = append(g.Step.CrossVOut, b.lin(g.Mem, p+"v_proj")) // [B*S, D]
+		}
+		return b.finish(false, c.PadID, eps)
+	}
+	if part == Step {
+		g.Step.Pos = G.NewTensor(g.G, tensor.Int, 1, G.WithShape(B), G.WithName("pos")) // [B]
+	}
 	mem, done := encoderOr(g, part, func() *G.Node { return b.stack("encoder", g.Src, S, nil) }) // [B*S, D]
 	if done {
 		return b.finish(false, c.PadID, eps)
@@ -127,29 +138,36 @@ func (b *bartBuilder) lin(x *G.Node, name string) *G.Node {
 	return b.linear(x, name+".weight", name+".bias") // [N, out]
 }
 
-// stack is the encoder (mem nil) or the decoder over ids [B*L].
+// stack is the encoder (mem nil) or the decoder over ids [B*L]; in a Step
+// graph the decoder over one id per row at position Step.Pos, its
+// self-attention over the cache and its cross-attention over the CrossKV
+// keys.
 func (b *bartBuilder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Node {
 	c, g := b.cfg, b.g
+	decoder := name == "decoder"
 	pre := "model." + name + "."
-	x := b.embed("model.shared.weight", ids) // [B*L, D]
+	x := b.embed("model.shared.weight", ids) // [B*L, D]; Step: [B, D]
 	if c.ScaleEmbedding && b.err == nil {
 		x = b.must(G.HadamardProd(G.NewConstant(float32(math.Sqrt(float64(c.DModel)))), x)) // [B*L, D]
 	}
-	posIDs := make([]int, g.B*L)
-	for i := range posIDs {
-		posIDs[i] = i%L + 2 // Hugging Face's learned positions start at row 2
+	pos := g.Step.posOr(nil)
+	if pos == nil {
+		posIDs := make([]int, g.B*L)
+		for i := range posIDs {
+			posIDs[i] = i%L + 2 // Hugging Face's learned positions start at row 2
+		}
+		pos = G.NewTensor(g.G, tensor.Int, 1, G.WithShape(g.B*L), G.WithName(name+".pos_ids"),
+			G.WithValue(tensor.New(tensor.WithShape(g.B*L), tensor.WithBacking(posIDs))))
 	}
-	pos := G.NewTensor(g.G, tensor.Int, 1, G.WithShape(g.B*L), G.WithName(name+".pos_ids"),
-		G.WithValue(tensor.New(tensor.WithShape(g.B*L), tensor.WithBacking(posIDs))))
 	x = b.add(x, b.embed(pre+"embed_positions.weight", pos)) // [B*L, D]
 	x = b.norm(x, pre+"layernorm_embedding")                 // [B*L, D]
 	layers, heads := c.EncoderLayers, c.EncoderHeads
-	if mem != nil {
+	if decoder {
 		layers, heads = c.DecoderLayers, c.DecoderHeads
 	}
 	for i := 0; i < layers; i++ {
 		p := fmt.Sprintf("%slayers.%d.", pre, i)
-		if mem == nil {
+		if !decoder {
 			x = b.norm(b.add(x, b.attention(x, x, p+"self_attn", heads, g.EncBias)), p+"self_attn_layer_norm") // [B*L, D]
 		} else {
 			x = b.norm(b.add(x, b.attention(x, x, p+"self_attn", heads, g.DecBias)), p+"self_attn_layer_norm")           // [B*L, D]
@@ -165,12 +183,24 @@ func (b *bartBuilder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Nod
 }
 
 // attention is BART's multi-head attention of queries xq over keys and
-// values xkv under the additive mask.
+// values xkv under the additive mask. In a Step graph self-attention runs
+// over the cache (attendCached) and cross-attention (xkv nil) over the
+// CrossKV part's keys and values.
 func (b *bartBuilder) attention(xq, xkv *G.Node, name string, heads int, mask *G.Node) *G.Node {
-	q := b.lin(xq, name+".q_proj")  // [B*tq, D]
-	k := b.lin(xkv, name+".k_proj") // [B*tk, D]
-	v := b.lin(xkv, name+".v_proj") // [B*tk, D]
 	scale := float32(1 / math.Sqrt(float64(b.cfg.DModel/heads)))
-	o := b.attend(q, k, v, heads, scale, mask, nil) // [B*tq, D]
-	return b.lin(o, name+".out_proj")               // [B*tq, D]
+	q := b.lin(xq, name+".q_proj") // [B*tq, D]
+	var o *G.Node
+	switch {
+	case xkv == nil:
+		k, v := b.crossKV(b.cfg.DModel)                // [B*S, D]
+		o = b.attend(q, k, v, heads, scale, mask, nil) // [B, D]
+	case b.g.Step != nil:
+		k, v := b.lin(xkv, name+".k_proj"), b.lin(xkv, name+".v_proj") // [B, D]
+		o = b.attendCached(q, k, v, heads, scale, nil)                 // [B, D]
+	default:
+		k := b.lin(xkv, name+".k_proj")                // [B*tk, D]
+		v := b.lin(xkv, name+".v_proj")                // [B*tk, D]
+		o = b.attend(q, k, v, heads, scale, mask, nil) // [B*tq, D]
+	}
+	return b.lin(o, name+".out_proj") // [B*tq, D]
 }

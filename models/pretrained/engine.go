@@ -13,6 +13,12 @@ import (
 type Engine struct {
 	*models.Programs
 	m *Model
+	// steps are the decoding programs (decode.go); zero a one-element zero,
+	// spare (spareN floats) and order the buffers of cache copies and
+	// reorders.
+	steps              map[stepKey]*stepProg
+	zero, spare, order engine.Buf
+	spareN             int
 }
 
 // Bind implements models.Model: it uploads the weights to be, and with
@@ -89,3 +95,9 @@ func (e *Engine) Logits(mem *models.Memory, decIn []int, T, pos int) ([]float32,
 
 // Download copies the backend's weights into Params.
 func (e *Engine) Download() error { return e.Programs.Download(e.m.Params()) }
+
+// Close frees the backend memory.
+func (e *Engine) Close() {
+	e.closeSteps()
+	e.Programs.Close()
+}

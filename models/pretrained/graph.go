@@ -26,9 +26,12 @@ type Graph struct {
 	// [B,1,T,T] and [B,1,T,S] (0 or -Inf; FillMasks).
 	Src, DecIn, Labels          *G.Node
 	EncBias, DecBias, CrossBias *G.Node
-	// Mem is the decoder part's input, the encoder output [B*S, D];
-	// Memory the encoder part's output, the same.
+	// Mem is the input of the Decoder and CrossKV parts, the encoder
+	// output [B*S, D]; Memory the Encoder part's output, the same.
 	Mem, Memory *G.Node
+	// Step holds a Step graph's own inputs and outputs, and a CrossKV
+	// graph's outputs.
+	Step *StepIO
 	// Logits are [B*T, V]; Loss the mean cross-entropy of Labels (pad
 	// ignored), when built with labels.
 	Logits, Loss *G.Node
@@ -73,7 +76,36 @@ const (
 	Encoder
 	// Decoder starts from the encoder output as an input (Graph.Mem).
 	Decoder
+	// CrossKV projects the encoder output (Mem) into every decoder
+	// layer's cross-attention keys and values (StepIO.CrossKOut, CrossVOut).
+	CrossKV
+	// Step is one decoding position per row (T is the cache length): its
+	// self-attention reads the earlier positions' keys and values from a
+	// cache, its cross-attention the CrossKV part's (StepIO).
+	Step
 )
+
+// StepIO are the inputs and outputs particular to the Step and CrossKV
+// parts, for B rows, a cache of L positions and hd-wide keys.
+type StepIO struct {
+	// SelfMask [B, 1, 1, L] is 0 up to and including the new position t
+	// and -Inf after it; OneHot [1, L] is 1 at t.
+	SelfMask, OneHot *G.Node
+	// Buckets [L] (T5) are the relative-position buckets of t - j; Pos
+	// [B] (BART) is the position row of t. Made by the model that reads
+	// them.
+	Buckets, Pos *G.Node
+	// CacheK, CacheV [B*L, hd] per layer hold the keys and values of the
+	// positions before t (rows t and after zero); CrossK, CrossV [B*S, hd]
+	// the cross-attention's.
+	CacheK, CacheV, CrossK, CrossV []*G.Node
+	// NewK, NewV [B, hd] per layer are the new position's key and value,
+	// which the decoder writes into the cache at row t.
+	NewK, NewV []*G.Node
+	// CrossKOut, CrossVOut [B*S, hd] per layer are the CrossKV part's
+	// outputs.
+	CrossKOut, CrossVOut []*G.Node
+}
 
 // newGraph starts a Graph with the inputs of part; d is the model width.
 func newGraph(B, S, T, d int, part Part) *Graph {
@@ -85,7 +117,19 @@ func newGraph(B, S, T, d int, part Part) *Graph {
 		g.Src = in("src", tensor.Int, B*S)                     // [B*S]
 		g.EncBias = in("enc_bias", tensor.Float32, B, 1, S, S) // [B, 1, S, S]
 	}
-	if part == Encoder {
+	switch part {
+	case Encoder:
+		return g
+	case CrossKV:
+		g.Mem, g.Step = in("mem", tensor.Float32, B*S, d), &StepIO{} // [B*S, D]
+		return g
+	case Step:
+		g.DecIn = in("dec_in", tensor.Int, B)                      // [B]
+		g.CrossBias = in("cross_bias", tensor.Float32, B, 1, 1, S) // [B, 1, 1, S]
+		g.Step = &StepIO{
+			SelfMask: in("self_mask", tensor.Float32, B, 1, 1, T), // [B, 1, 1, L]
+			OneHot:   in("one_hot", tensor.Float32, 1, T),         // [1, L]
+		}
 		return g
 	}
 	g.DecIn = in("dec_in", tensor.Int, B*T)                    // [B*T]
@@ -97,12 +141,65 @@ func newGraph(B, S, T, d int, part Part) *Graph {
 	return g
 }
 
+// posOr is a Step graph's position input, or def outside Step graphs.
+func (st *StepIO) posOr(def *G.Node) *G.Node {
+	if st == nil || st.Pos == nil {
+		return def
+	}
+	return st.Pos
+}
+
+// stepInput appends a new per-layer float input [rows, cols] to list.
+func (b *builder) stepInput(list *[]*G.Node, name string, rows, cols int) *G.Node {
+	n := G.NewTensor(b.g.G, tensor.Float32, 2, G.WithShape(rows, cols), G.WithName(fmt.Sprintf("%s.%d", name, len(*list))))
+	*list = append(*list, n)
+	return n // [rows, cols]
+}
+
+// crossKV is the next layer's precomputed cross-attention keys and values
+// of a Step graph.
+func (b *builder) crossKV(hd int) (k, v *G.Node) {
+	st, g := b.g.Step, b.g
+	return b.stepInput(&st.CrossK, "cross_k", g.B*g.S, hd), b.stepInput(&st.CrossV, "cross_v", g.B*g.S, hd) // [B*S, hd]
+}
+
+// attendCached is self-attention in a Step graph: the new position's
+// queries q over the cached keys and values of the positions before it
+// and its own key k and value v ([B, hd] each), which become the layer's
+// NewK and NewV. Cache row t is zero, so its score is the bias added
+// there, q·k, and its value term the new position's weight times v:
+//
+//	scores = q·cacheᵀ + (q·k) e_t,  out = p·cacheV + p_t v.
+func (b *builder) attendCached(q, k, v *G.Node, heads int, scale float32, rel *G.Node) *G.Node {
+	if b.err != nil {
+		return q
+	}
+	st, g := b.g.Step, b.g
+	B, L, hd := g.B, g.T, q.Shape()[1]
+	ck := b.stepInput(&st.CacheK, "cache_k", B*L, hd) // [B*L, hd]
+	cv := b.stepInput(&st.CacheV, "cache_v", B*L, hd) // [B*L, hd]
+	st.NewK, st.NewV = append(st.NewK, k), append(st.NewV, v)
+	s := b.must(ops.AttnScores(q, ck, B, heads, scale))                          // [B, H, 1, L]
+	own := b.must(ops.AttnScores(q, k, B, heads, scale))                         // [B, H, 1, 1]
+	own = b.must(G.Reshape(own, tensor.Shape{B * heads, 1}))                     // [B*H, 1]
+	own = b.must(G.Mul(own, st.OneHot))                                          // [B*H, L]
+	own = b.must(G.Reshape(own, tensor.Shape{B, heads, 1, L}))                   // [B, H, 1, L]
+	p := b.must(ops.AttentionSoftmax(b.must(ops.Add(s, own)), st.SelfMask, rel)) // [B, H, 1, L]
+	if b.err != nil {
+		return q
+	}
+	pt := b.must(G.Mul(b.must(G.Reshape(p, tensor.Shape{B * heads, L})), b.must(G.Transpose(st.OneHot)))) // [B*H, 1]
+	pt = b.must(G.Reshape(pt, tensor.Shape{B, heads, 1, 1}))                                              // [B, H, 1, 1]
+	past := b.must(ops.AttnValues(p, cv, heads))                                                          // [B, hd]
+	return b.must(ops.Add(past, b.must(ops.AttnValues(pt, v, heads))))                                    // [B, hd]
+}
+
 // encoderOr runs the encoder stack for the Whole and Encoder parts and
 // returns the memory the decoder reads (the Mem input for Decoder); done
 // reports that the graph ends there (Encoder).
 func encoderOr(g *Graph, part Part, encode func() *G.Node) (mem *G.Node, done bool) {
 	switch part {
-	case Decoder:
+	case Decoder, CrossKV, Step:
 		return g.Mem, false
 	case Encoder:
 		g.Memory = encode()

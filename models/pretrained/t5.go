@@ -90,11 +90,22 @@ func (m *T5) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, er
 	c := m.Cfg
 	b := &t5Builder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part)}, c}
 	g := b.g
+	if part == CrossKV {
+		for i := 0; i < c.NumDecoderLayers; i++ {
+			p := fmt.Sprintf("decoder.block.%d.layer.1.EncDecAttention.", i)
+			g.Step.CrossKOut = append(g.Step.CrossKOut, b.matmul(g.Mem, p+"k.weight")) // [B*S, H*dk]
+			g.Step.CrossVOut = append(g.Step.CrossVOut, b.matmul(g.Mem, p+"v.weight")) // [B*S, H*dk]
+		}
+		return b.finish(false, c.PadID, eps)
+	}
+	if part == Step {
+		g.Step.Buckets = G.NewTensor(g.G, tensor.Int, 1, G.WithShape(T), G.WithName("buckets")) // [L]
+	}
 	mem, done := encoderOr(g, part, func() *G.Node { return b.stack("encoder", g.Src, S, nil) }) // [B*S, D]
 	if done {
 		return b.finish(false, c.PadID, eps)
 	}
-	y := b.stack("decoder", g.DecIn, T, mem) // [B*T, D]
+	y := b.stack("decoder", g.DecIn, T, mem) // [B*T, D]; Step: [B, D]
 	if b.err == nil {
 		if c.TieEmbeddings {
 			y = b.must(G.HadamardProd(G.NewConstant(float32(1/math.Sqrt(float64(c.DModel)))), y)) // [B*T, D]
@@ -118,30 +129,40 @@ func (b *t5Builder) norm(x *G.Node, name string) *G.Node {
 	return b.must(ops.RMSNorm(x, b.param(name), float32(b.cfg.LayerNormEps))) // [N, D]
 }
 
-// stack is the encoder (mem nil) or the decoder over ids [B*L].
+// stack is the encoder (mem nil) or the decoder over ids [B*L]; in a Step
+// graph the decoder over one id per row, its self-attention over the
+// cache of L positions and its cross-attention over the CrossKV keys.
 func (b *t5Builder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Node {
 	c, g := b.cfg, b.g
-	x := b.embed("shared.weight", ids) // [B*L, D]
+	decoder := name == "decoder"
+	x := b.embed("shared.weight", ids) // [B*L, D]; Step: [B, D]
 	layers, mask, selfFF := c.NumLayers, g.EncBias, "1"
-	if mem != nil {
+	if decoder {
 		layers, mask, selfFF = c.NumDecoderLayers, g.DecBias, "2"
 	}
 	// The position bias of the first block's table, shared by every block.
-	buckets := make([]int, 0, L*L)
-	for i := 0; i < L; i++ {
-		for j := 0; j < L; j++ {
-			buckets = append(buckets, attention.Bucket(i-j, mem == nil, c.RelBuckets, c.RelMaxDistance))
-		}
-	}
+	table := name + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight"
 	var rel *G.Node
-	if b.err == nil {
-		rel = b.must(ops.RelativeBias(b.param(name+".block.0.layer.0.SelfAttention.relative_attention_bias.weight"), buckets, L, L)) // [1, H, L, L]
+	switch {
+	case b.err != nil:
+	case g.Step != nil: // row t of the bias, from the step's buckets
+		rel = b.must(ops.Embed(b.param(table), g.Step.Buckets))         // [L, H]
+		rel = b.must(G.Transpose(rel))                                  // [H, L]
+		rel = b.must(G.Reshape(rel, tensor.Shape{1, c.NumHeads, 1, L})) // [1, H, 1, L]
+	default:
+		buckets := make([]int, 0, L*L)
+		for i := 0; i < L; i++ {
+			for j := 0; j < L; j++ {
+				buckets = append(buckets, attention.Bucket(i-j, !decoder, c.RelBuckets, c.RelMaxDistance))
+			}
+		}
+		rel = b.must(ops.RelativeBias(b.param(table), buckets, L, L)) // [1, H, L, L]
 	}
 	for i := 0; i < layers; i++ {
 		p := fmt.Sprintf("%s.block.%d.layer.", name, i)
 		h := b.norm(x, p+"0.layer_norm.weight")                          // [B*L, D]
 		x = b.add(x, b.attention(h, h, p+"0.SelfAttention.", mask, rel)) // [B*L, D]
-		if mem != nil {
+		if decoder {
 			h = b.norm(x, p+"1.layer_norm.weight")                                      // [B*L, D]
 			x = b.add(x, b.attention(h, mem, p+"1.EncDecAttention.", g.CrossBias, nil)) // [B*L, D]
 		}
@@ -152,13 +173,26 @@ func (b *t5Builder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Node 
 }
 
 // attention is T5's multi-head attention (no biases, no scaling) of
-// queries xq over keys and values xkv.
+// queries xq over keys and values xkv. In a Step graph self-attention runs
+// over the cache (attendCached) and cross-attention (xkv nil) over the
+// CrossKV part's keys and values.
 func (b *t5Builder) attention(xq, xkv *G.Node, pre string, mask, rel *G.Node) *G.Node {
-	q := b.matmul(xq, pre+"q.weight")                    // [B*tq, H*dk]
-	k := b.matmul(xkv, pre+"k.weight")                   // [B*tk, H*dk]
-	v := b.matmul(xkv, pre+"v.weight")                   // [B*tk, H*dk]
-	o := b.attend(q, k, v, b.cfg.NumHeads, 1, mask, rel) // [B*tq, H*dk]
-	return b.matmul(o, pre+"o.weight")                   // [B*tq, D]
+	hd := b.cfg.NumHeads * b.cfg.DKV
+	q := b.matmul(xq, pre+"q.weight") // [B*tq, H*dk]
+	var o *G.Node
+	switch {
+	case xkv == nil:
+		k, v := b.crossKV(hd)                               // [B*S, H*dk]
+		o = b.attend(q, k, v, b.cfg.NumHeads, 1, mask, rel) // [B, H*dk]
+	case b.g.Step != nil:
+		k, v := b.matmul(xkv, pre+"k.weight"), b.matmul(xkv, pre+"v.weight") // [B, H*dk]
+		o = b.attendCached(q, k, v, b.cfg.NumHeads, 1, rel)                  // [B, H*dk]
+	default:
+		k := b.matmul(xkv, pre+"k.weight")                  // [B*tk, H*dk]
+		v := b.matmul(xkv, pre+"v.weight")                  // [B*tk, H*dk]
+		o = b.attend(q, k, v, b.cfg.NumHeads, 1, mask, rel) // [B*tq, H*dk]
+	}
+	return b.matmul(o, pre+"o.weight") // [B*tq, D]
 }
 
 func (b *t5Builder) feedForward(x *G.Node, pre string) *G.Node {
