@@ -29,8 +29,8 @@
 #   --dim -> 16, --mlp -> 32, --layers -> 1, --heads -> 2,
 #   --encoder-layers -> 1, --encoder-heads -> 2, --batch -> 8, --folds -> 2
 # and adds what a command would otherwise take at full size:
-#   train, run: --steps 2 --dim 16 --mlp 32 --layers 1 --batch 8
-#     --eval-limit 10, and --heads 2 for the Transformer models;
+#   train, run: --steps 2 --batch 8 --eval-limit 10, and unless --init
+#     --dim 16 --mlp 32 --layers 1, and --heads 2 for the Transformers;
 #   run: --train-size 60 --dev-size 10 --test-size 20 --finetune-steps 1;
 #   gen scan|robustfill: the four sizes above when not given;
 #   gen scan-original: keeps every 50th command (419 of 20,910).
@@ -39,6 +39,8 @@
 #
 # Inputs the examples name but do not make. Each folder starts with
 #   gpt2/            -> lm/testdata/gpt2-tiny (a random-weight GPT-2)
+#   t5-small/, bart-base/ -> models/pretrained/testdata/t5-tiny, bart-tiny
+#                       (tiny random T5 and BART in the Hugging Face layout)
 #   tasks.txt        -> data/scan/testdata/tasks.txt (SCAN's file format)
 #   dataset.json, mcd1.json -> data/cfq/testdata (a CFQ-format dataset
 #                       and split)
@@ -126,8 +128,12 @@ case "${1:-} ${2:-} " in
 esac
 case ${1:-} in
   train | run)
-    add --steps 2; add --dim 16; add --mlp 32; add --layers 1; add --batch 8; add --eval-limit 10
-    case " $* " in *" lstm-"*) ;; *) add --heads 2 ;; esac ;;&
+    add --steps 2; add --batch 8; add --eval-limit 10
+    # A pretrained model (--init hf:DIR) takes its sizes from its folder.
+    case " $* " in *" --init "*) ;; *)
+      add --dim 16; add --mlp 32; add --layers 1
+      case " $* " in *" lstm-"*) ;; *) add --heads 2 ;; esac ;;
+    esac ;;&
   run)
     add --train-size 60; add --dev-size 10; add --test-size 20; add --finetune-steps 1 ;;
 esac
@@ -156,6 +162,8 @@ fixtures() {
   local d=$1
   mkdir -p "$d/bin"
   ln -s "$root/lm/testdata/gpt2-tiny" "$d/gpt2"
+  ln -s "$root/models/pretrained/testdata/t5-tiny" "$d/t5-small"
+  ln -s "$root/models/pretrained/testdata/bart-tiny" "$d/bart-base"
   ln -s "$root/scripts" "$d/scripts"
   ln -s "$root/lm" "$d/lm"
   ln -s "$shim/compbench" "$d/bin/compbench"

@@ -227,6 +227,10 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		o.Progress.Notef("warning: %d training examples longer than the model's limits (%d source / %d target tokens) were truncated",
 			stats.Truncated, cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
 	}
+	if o.Vocab == nil && vocab.Pretrained != "" && stats.UnknownTgt > 0 {
+		o.Progress.Notef("warning: %d target pieces are unknown to the tokenizer of %s (%s): those outputs cannot be produced exactly",
+			stats.UnknownTgt, vocab.Pretrained, unknownExample(vocab, o.Train))
+	}
 	if o.Vocab != nil && stats.UnknownTgt > 0 {
 		return nil, fmt.Errorf("vocabulary mismatch: the data has %d target tokens unknown to the model's vocabulary (%s)", stats.UnknownTgt, unknownExample(vocab, o.Train))
 	}
