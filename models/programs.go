@@ -72,13 +72,7 @@ func (ps *Programs) Program(v *GraphView) (*Program, error) {
 		return p, nil
 	}
 	for len(ps.progs) >= max(1, ps.Max) {
-		var old any
-		var oldest uint64
-		for k, p := range ps.progs {
-			if old == nil || p.last < oldest {
-				old, oldest = k, p.last
-			}
-		}
+		old := Oldest(ps.progs, func(p *Program) uint64 { return p.last })
 		ps.progs[old].Mc.Close()
 		delete(ps.progs, old)
 	}
@@ -217,4 +211,18 @@ func (ps *Programs) Close() {
 		ps.Opt.Free()
 	}
 	ps.W.Free()
+}
+
+// Oldest is the key of the least recently used entry of the non-empty
+// cache m, by each entry's last use (distinct clock values).
+func Oldest[K comparable, V any](m map[K]V, last func(V) uint64) K {
+	var old K
+	var oldest uint64
+	first := true
+	for k, v := range m {
+		if l := last(v); first || l < oldest {
+			old, oldest, first = k, l, false
+		}
+	}
+	return old
 }

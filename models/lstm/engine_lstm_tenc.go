@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"compbench/engine"
+	"compbench/models"
 	"compbench/models/transformer"
 	"compbench/ops"
 )
@@ -67,14 +68,7 @@ func (e *Engine) tencProgram(k tencKey) (*tencProg, error) {
 		return tp, nil
 	}
 	for len(e.tprogs) >= tencPrograms {
-		var old tencKey
-		var oldest uint64
-		first := true
-		for key, tp := range e.tprogs {
-			if first || tp.last < oldest {
-				old, oldest, first = key, tp.last, false
-			}
-		}
+		old := models.Oldest(e.tprogs, func(tp *tencProg) uint64 { return tp.last })
 		e.tprogs[old].free(e.b)
 		delete(e.tprogs, old)
 	}

@@ -54,11 +54,7 @@ func TestStepMatchesDecoder(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
 			m, r, _, ex, _ := boundFixture(t, name)
-			rows := make([]*models.Example, len(ex))
-			for i := range ex {
-				rows[i] = &ex[i]
-			}
-			bt := models.MakeBatch(rows, len(rows), 1)
+			bt := oneBatch(ex)
 			enc, err := r.Encode(bt.Src, bt.B, bt.S)
 			if err != nil {
 				t.Fatal(err)

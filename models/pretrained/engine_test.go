@@ -66,6 +66,15 @@ func boundFixture(t *testing.T, name string) (*Model, *Engine, *models.Vocab, []
 	return m, r.(*Engine), v, ex, readReference(t, dir)
 }
 
+// oneBatch pads ex into one batch.
+func oneBatch(ex []models.Example) *models.Batch {
+	rows := make([]*models.Example, len(ex))
+	for i := range ex {
+		rows[i] = &ex[i]
+	}
+	return models.MakeBatch(rows, len(rows), 1)
+}
+
 // TestRunnerMatchesReference: compbench's ids, framed at the model's edge,
 // give the reference's model ids, loss and next-token logits. The batch
 // is padded (examples of different lengths), so padding is exercised.
@@ -73,11 +82,7 @@ func TestRunnerMatchesReference(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
 			m, r, _, ex, ref := boundFixture(t, name)
-			rows := make([]*models.Example, len(ex))
-			for i := range ex {
-				rows[i] = &ex[i]
-			}
-			bt := models.MakeBatch(rows, len(rows), 1)
+			bt := oneBatch(ex)
 			src, S2, _, err := m.ids.source(bt.Src, bt.B, bt.S)
 			if err != nil {
 				t.Fatal(err)

@@ -307,14 +307,7 @@ func (m *Model) graph(k graphKey) (*compiled, error) {
 		return c, nil
 	}
 	for len(m.graphs) >= max(1, m.MaxGraphs) {
-		var old graphKey
-		oldest := uint64(math.MaxUint64)
-		for key, c := range m.graphs {
-			if c.last < oldest {
-				old, oldest = key, c.last
-			}
-		}
-		delete(m.graphs, old)
+		delete(m.graphs, models.Oldest(m.graphs, func(c *compiled) uint64 { return c.last }))
 	}
 	g, err := m.net.build(k.b, k.s, k.t, k.part, k.labels, k.eps)
 	if err != nil {
