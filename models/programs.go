@@ -20,11 +20,15 @@ type Programs struct {
 	B   engine.Backend
 	W   *engine.Weights
 	Opt *engine.Adam
-	// Max bounds the programs kept (least recently used dropped first).
-	Max   int
-	zero  []engine.Buf // zero gradients for weights a graph does not use
-	progs map[any]*Program
-	clock uint64
+	// Max bounds the programs kept, and Budget their bytes (GraphBudget
+	// when made; < 0: no bound); the least recently used go first, and a
+	// program larger than Budget on its own is still kept.
+	Max    int
+	Budget int64
+	zero   []engine.Buf // zero gradients for weights a graph does not use
+	progs  map[any]*Program
+	bytes  int64 // of the programs kept
+	clock  uint64
 }
 
 // Program is one compiled graph on its machine.
@@ -33,6 +37,7 @@ type Program struct {
 	// Grads are per weight; a zero buffer where the graph has no gradient.
 	Grads []engine.Buf
 	last  uint64
+	bytes int64 // the machine's own buffers, weights not counted
 }
 
 // NewPrograms uploads p's weights to b; with opt it also makes zero Adam
@@ -43,7 +48,7 @@ func NewPrograms(b engine.Backend, p *Params, opt *ops.AdamConfig, maxProgs int)
 	if err != nil {
 		return nil, err
 	}
-	ps := &Programs{B: b, W: w, Max: maxProgs, zero: make([]engine.Buf, len(p.Names)), progs: map[any]*Program{}}
+	ps := &Programs{B: b, W: w, Max: maxProgs, Budget: GraphBudget(), zero: make([]engine.Buf, len(p.Names)), progs: map[any]*Program{}}
 	if opt != nil {
 		sizes := make([]int, len(p.Names))
 		for i := range p.Names {
@@ -71,20 +76,28 @@ func (ps *Programs) Program(v *GraphView) (*Program, error) {
 		p.last = ps.clock
 		return p, nil
 	}
-	for len(ps.progs) >= max(1, ps.Max) {
-		old := Oldest(ps.progs, func(p *Program) uint64 { return p.last })
-		ps.progs[old].Mc.Close()
-		delete(ps.progs, old)
-	}
 	prog, err := engine.Compile(append(G.Nodes{v.Out}, v.Grads...), engine.Options{Inputs: v.Inputs})
 	if err != nil {
 		return nil, err
+	}
+	size := int64(prog.ArenaSize)
+	for i := range prog.Bufs {
+		if c := prog.Bufs[i].Class; c != engine.Activation && c != engine.Param {
+			size += int64(prog.Bufs[i].Size)
+		}
+	}
+	size *= 4 // float32 and int32 elements
+	for len(ps.progs) > 0 && (len(ps.progs) >= max(1, ps.Max) || (ps.Budget > 0 && ps.bytes+size > ps.Budget)) {
+		old := Oldest(ps.progs, func(p *Program) uint64 { return p.last })
+		ps.progs[old].Mc.Close()
+		ps.bytes -= ps.progs[old].bytes
+		delete(ps.progs, old)
 	}
 	mc, err := engine.NewSharedMachine(prog, ps.B, ps.W.Shared())
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{Mc: mc, Grads: make([]engine.Buf, len(ps.W.Names)), last: ps.clock}
+	p := &Program{Mc: mc, Grads: make([]engine.Buf, len(ps.W.Names)), last: ps.clock, bytes: size}
 	for k, g := range v.Grads {
 		if p.Grads[v.ParamIdx[k]], err = mc.Buffer(g); err != nil {
 			mc.Close()
@@ -104,6 +117,7 @@ func (ps *Programs) Program(v *GraphView) (*Program, error) {
 		p.Grads[i] = ps.zero[i]
 	}
 	ps.progs[v.Key] = p
+	ps.bytes += size
 	return p, nil
 }
 
@@ -200,7 +214,7 @@ func (ps *Programs) Close() {
 	for _, p := range ps.progs {
 		p.Mc.Close()
 	}
-	ps.progs = map[any]*Program{}
+	ps.progs, ps.bytes = map[any]*Program{}, 0
 	for i, z := range ps.zero {
 		if z != nil {
 			ps.B.Free(z)

@@ -46,12 +46,16 @@ func Decode(ctx context.Context, m models.Seq2Seq, ex []models.Example, o Decode
 	if o.Beam < 1 || o.MaxLen < 1 || o.Batch < 1 || o.Width < 1 {
 		return nil, fmt.Errorf("decode: beam %d, max length %d, batch %d, width %d must be >= 1", o.Beam, o.MaxLen, o.Batch, o.Width)
 	}
+	// Batched by source length alone: the targets play no part in
+	// decoding, so each batch is as full as the sources allow.
+	src := make([]models.Example, len(ex))
 	pos := make(map[*models.Example]int, len(ex))
 	for i := range ex {
-		pos[&ex[i]] = i
+		src[i] = models.Example{ID: ex[i].ID, Src: ex[i].Src, Tgt: []int{models.EOSID}}
+		pos[&src[i]] = i
 	}
 	out := make([]Decoded, len(ex))
-	for _, bt := range models.Batches(ex, o.Batch, 0, o.Width, nil) {
+	for _, bt := range models.Batches(src, o.Batch, 0, o.Width, nil) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -114,7 +114,7 @@ func (m *BART) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, 
 	}
 	y := b.stack("decoder", g.DecIn, T, mem) // [B*T, D]
 	if b.err == nil {
-		logits := b.must(G.Mul(y, b.must(G.Transpose(b.param("model.shared.weight"))))) // [B*T, V]
+		logits := b.tiedOutput(y, "model.shared.weight") // [B*T, V]
 		if b.err == nil {
 			g.Logits = b.must(ops.AddBias(logits, b.param("final_logits_bias"))) // [B*T, V]
 		}

@@ -13,6 +13,7 @@ import (
 	"compbench/blas"
 	"compbench/data"
 	"compbench/engine"
+	"compbench/models"
 )
 
 // BenchmarkT5TrainStep times forward and backward of the mean
@@ -101,4 +102,61 @@ func BenchmarkT5TrainStep(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkT5Decode times greedy decoding steps with the key/value cache
+// (16 rows, 32 source tokens, a cache of 64 positions) of the T5 in
+// $PRETRAINED_BENCH_DIR on the engine's CPU backend. Skipped without the
+// variable.
+func BenchmarkT5Decode(b *testing.B) {
+	dir := os.Getenv("PRETRAINED_BENCH_DIR")
+	if dir == "" {
+		b.Skip("PRETRAINED_BENCH_DIR names no checkpoint (scripts/bench_pretrained.sh makes one)")
+	}
+	blas.Use()
+	v, err := NewVocab(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(models.Config{Variant: TypeT5, Pretrained: dir, Mask: "causal", MaxSrcLen: 64, MaxTgtLen: 64}, v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := m.Bind(&engine.CPU{BLAS: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	const B, S, L = 16, 31, 64
+	rng := data.NewRand(2)
+	src := make([]int, B*S)
+	for i := range src {
+		src[i] = models.NumSpecials + 3 + rng.IntN(m.Config().VocabSize-3)
+	}
+	mem, err := r.(*Engine).Encode(src, B, S)
+	if err != nil {
+		b.Fatal(err)
+	}
+	toks := make([]int, B)
+	start := time.Now()
+	steps := 0
+	for i := 0; i < b.N; i++ {
+		st, err := r.(*Engine).StartDecode(mem, L)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := range toks {
+			toks[k] = models.StartID
+		}
+		for t := 0; t < L; t++ {
+			if _, err := st.Step(toks); err != nil {
+				b.Fatal(err)
+			}
+			for k := range toks {
+				toks[k] = models.NumSpecials + 4 + (t+k)%20
+			}
+			steps++
+		}
+	}
+	b.ReportMetric(float64(steps*B)/time.Since(start).Seconds(), "tokens/s")
 }

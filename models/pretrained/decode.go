@@ -23,9 +23,15 @@ import (
 
 // stepProg is a compiled Step or CrossKV graph on its machine.
 type stepProg struct {
-	g  *Graph
-	mc *engine.Machine
+	g    *Graph
+	mc   *engine.Machine
+	last uint64
 }
+
+// maxStepProgs bounds the decoding programs kept: a Step program holds
+// its caches, and dev evaluation decodes batches of several source
+// lengths.
+const maxStepProgs = 4
 
 // stepKey names a compiled decoding graph.
 type stepKey struct {
@@ -34,11 +40,18 @@ type stepKey struct {
 }
 
 // stepProgram returns the machine of the decoding graph of k, compiling it
-// on first use. Decoding graphs are few (one shape per decoding batch) and
-// are kept until Close.
+// on first use; the least recently used beyond maxStepProgs are freed
+// (never the one in use: a decoding holds one Step program).
 func (e *Engine) stepProgram(k stepKey) (*stepProg, error) {
+	e.stepClock++
 	if sp, ok := e.steps[k]; ok {
+		sp.last = e.stepClock
 		return sp, nil
+	}
+	for len(e.steps) >= maxStepProgs {
+		old := models.Oldest(e.steps, func(sp *stepProg) uint64 { return sp.last })
+		e.steps[old].mc.Close()
+		delete(e.steps, old)
 	}
 	g, err := e.m.net.build(k.b, k.s, k.l, k.part, false, 0)
 	if err != nil {
@@ -57,6 +70,9 @@ func (e *Engine) stepProgram(k stepKey) (*stepProg, error) {
 				inputs = append(inputs, n)
 			}
 		}
+		if st.EmbedT != nil {
+			inputs = append(inputs, st.EmbedT)
+		}
 		inputs = append(append(append(append(inputs, st.CacheK...), st.CacheV...), st.CrossK...), st.CrossV...)
 	}
 	prog, err := engine.Compile(roots, engine.Options{Inputs: inputs})
@@ -70,7 +86,7 @@ func (e *Engine) stepProgram(k stepKey) (*stepProg, error) {
 	if e.steps == nil {
 		e.steps = map[stepKey]*stepProg{}
 	}
-	sp := &stepProg{g: g, mc: mc}
+	sp := &stepProg{g: g, mc: mc, last: e.stepClock}
 	e.steps[k] = sp
 	return sp, nil
 }
@@ -132,6 +148,16 @@ func (e *Engine) StartDecode(mem *models.Memory, maxLen int) (models.DecodeState
 			if err := e.copyBuf(ckv.mc, pair[0], sp.mc, pair[1]); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if st.EmbedT != nil { // the output layer, transposed once
+		dst, err := sp.mc.Buffer(st.EmbedT)
+		if err != nil {
+			return nil, err
+		}
+		w := st.EmbedT.Shape()
+		if err := e.B.Transpose2D(w[1], w[0], e.W.Shared()[st.EmbedName], dst); err != nil {
+			return nil, err
 		}
 	}
 	// The caches start zero: rows at and after the position computed are

@@ -17,6 +17,7 @@ type Engine struct {
 	// spare (spareN floats) and order the buffers of cache copies and
 	// reorders.
 	steps              map[stepKey]*stepProg
+	stepClock          uint64
 	zero, spare, order engine.Buf
 	spareN             int
 }

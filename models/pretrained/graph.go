@@ -105,6 +105,28 @@ type StepIO struct {
 	// CrossKOut, CrossVOut [B*S, hd] per layer are the CrossKV part's
 	// outputs.
 	CrossKOut, CrossVOut []*G.Node
+	// EmbedT [D, V] is the tied output layer's table transposed, filled
+	// once per decoding rather than transposed at every step; nil for an
+	// untied output layer.
+	EmbedT *G.Node
+	// EmbedName is the weight EmbedT transposes.
+	EmbedName string
+}
+
+// tiedOutput is y·tableᵀ, the output layer tied to the embeddings table:
+// in a Step graph through Step.EmbedT.
+func (b *builder) tiedOutput(y *G.Node, table string) *G.Node {
+	if b.err != nil {
+		return y
+	}
+	st := b.g.Step
+	if st == nil {
+		return b.must(G.Mul(y, b.must(G.Transpose(b.param(table))))) // [N, V]
+	}
+	w := b.param(table) // [V, D]
+	st.EmbedName = table
+	st.EmbedT = G.NewTensor(b.g.G, tensor.Float32, 2, G.WithShape(w.Shape()[1], w.Shape()[0]), G.WithName(table+".T")) // [D, V]
+	return b.must(G.Mul(y, st.EmbedT))                                                                                 // [B, V]
 }
 
 // newGraph starts a Graph with the inputs of part; d is the model width.

@@ -109,7 +109,7 @@ func (m *T5) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, er
 	if b.err == nil {
 		if c.TieEmbeddings {
 			y = b.must(G.HadamardProd(G.NewConstant(float32(1/math.Sqrt(float64(c.DModel)))), y)) // [B*T, D]
-			g.Logits = b.must(G.Mul(y, b.must(G.Transpose(b.param("shared.weight")))))            // [B*T, V]
+			g.Logits = b.tiedOutput(y, "shared.weight")                                           // [B*T, V]
 		} else {
 			g.Logits = b.matmul(y, "lm_head.weight") // [B*T, V]
 		}
