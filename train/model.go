@@ -29,10 +29,10 @@ var families = map[string]func(cfg models.Config, seed uint64, v *models.Vocab) 
 	"lstm": func(cfg models.Config, seed uint64, v *models.Vocab) (models.Model, error) {
 		return lstm.New(cfg, seed, v)
 	},
-	// The pretrained models load their weights (the seed is unused) and
-	// give v, read back from a run, its tokenizer.
+	// The pretrained models load their weights (the seed draws only their
+	// dropout masks) and give v, read back from a run, its tokenizer.
 	"pretrained": func(cfg models.Config, seed uint64, v *models.Vocab) (models.Model, error) {
-		return pretrained.New(cfg, v)
+		return pretrained.New(cfg, seed, v)
 	},
 }
 

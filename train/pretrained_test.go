@@ -37,7 +37,7 @@ func TestDecodePretrainedCachedEqualsPrefix(t *testing.T) {
 				variant = "bart"
 			}
 			cfg := models.Config{Variant: variant, Pretrained: dir, Mask: "causal", MaxSrcLen: 16, MaxTgtLen: 16}
-			m, err := pretrained.New(cfg, v)
+			m, err := pretrained.New(cfg, 1, v)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,16 +86,16 @@ func (m *BART) Save(out *data.OutputSet, dir string) error {
 // Graph builds the forward pass for B rows of S source and T target
 // tokens; with labels it adds the cross-entropy (label smoothing eps).
 func (m *BART) Graph(B, S, T int, labels bool, eps float32) (*Graph, error) {
-	return m.build(B, S, T, Whole, labels, eps)
+	return m.build(B, S, T, Whole, labels, eps, nil)
 }
 
 // build is Graph for one part of the model (labels: Whole and Decoder).
-func (m *BART) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, error) {
+func (m *BART) build(B, S, T int, part Part, labels bool, eps float32, drop *ops.DropoutSource) (*Graph, error) {
 	c := m.Cfg
 	if S > c.MaxPositions || T > c.MaxPositions {
 		return nil, fmt.Errorf("bart: lengths %d and %d exceed max_position_embeddings %d", S, T, c.MaxPositions)
 	}
-	b := &bartBuilder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part)}, c}
+	b := &bartBuilder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part), drop: drop, attnDrop: c.AttentionDropout}, c}
 	g := b.g
 	if part == CrossKV {
 		for i := 0; i < c.DecoderLayers; i++ {
@@ -159,8 +159,8 @@ func (b *bartBuilder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Nod
 		pos = G.NewTensor(g.G, tensor.Int, 1, G.WithShape(g.B*L), G.WithName(name+".pos_ids"),
 			G.WithValue(tensor.New(tensor.WithShape(g.B*L), tensor.WithBacking(posIDs))))
 	}
-	x = b.add(x, b.embed(pre+"embed_positions.weight", pos)) // [B*L, D]
-	x = b.norm(x, pre+"layernorm_embedding")                 // [B*L, D]
+	x = b.add(x, b.embed(pre+"embed_positions.weight", pos))       // [B*L, D]
+	x = b.dropout(b.norm(x, pre+"layernorm_embedding"), c.Dropout) // [B*L, D]
 	layers, heads := c.EncoderLayers, c.EncoderHeads
 	if decoder {
 		layers, heads = c.DecoderLayers, c.DecoderHeads
@@ -168,16 +168,17 @@ func (b *bartBuilder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Nod
 	for i := 0; i < layers; i++ {
 		p := fmt.Sprintf("%slayers.%d.", pre, i)
 		if !decoder {
-			x = b.norm(b.add(x, b.attention(x, x, p+"self_attn", heads, g.EncBias)), p+"self_attn_layer_norm") // [B*L, D]
+			x = b.norm(b.add(x, b.dropout(b.attention(x, x, p+"self_attn", heads, g.EncBias), c.Dropout)), p+"self_attn_layer_norm") // [B*L, D]
 		} else {
-			x = b.norm(b.add(x, b.attention(x, x, p+"self_attn", heads, g.DecBias)), p+"self_attn_layer_norm")           // [B*L, D]
-			x = b.norm(b.add(x, b.attention(x, mem, p+"encoder_attn", heads, g.CrossBias)), p+"encoder_attn_layer_norm") // [B*L, D]
+			x = b.norm(b.add(x, b.dropout(b.attention(x, x, p+"self_attn", heads, g.DecBias), c.Dropout)), p+"self_attn_layer_norm")           // [B*L, D]
+			x = b.norm(b.add(x, b.dropout(b.attention(x, mem, p+"encoder_attn", heads, g.CrossBias), c.Dropout)), p+"encoder_attn_layer_norm") // [B*L, D]
 		}
 		h := b.lin(x, p+"fc1") // [B*L, FFN]
 		if b.err == nil {
 			h = b.must(ops.GELUExact(h)) // [B*L, FFN]
 		}
-		x = b.norm(b.add(x, b.lin(h, p+"fc2")), p+"final_layer_norm") // [B*L, D]
+		h = b.dropout(h, c.ActivationDropout)                                               // [B*L, FFN]
+		x = b.norm(b.add(x, b.dropout(b.lin(h, p+"fc2"), c.Dropout)), p+"final_layer_norm") // [B*L, D]
 	}
 	return x
 }

@@ -118,7 +118,7 @@ func BenchmarkT5Decode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(models.Config{Variant: TypeT5, Pretrained: dir, Mask: "causal", MaxSrcLen: 64, MaxTgtLen: 64}, v)
+	m, err := New(models.Config{Variant: TypeT5, Pretrained: dir, Mask: "causal", MaxSrcLen: 64, MaxTgtLen: 64}, 1, v)
 	if err != nil {
 		b.Fatal(err)
 	}

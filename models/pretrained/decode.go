@@ -53,7 +53,7 @@ func (e *Engine) stepProgram(k stepKey) (*stepProg, error) {
 		e.steps[old].mc.Close()
 		delete(e.steps, old)
 	}
-	g, err := e.m.net.build(k.b, k.s, k.l, k.part, false, 0)
+	g, err := e.m.net.build(k.b, k.s, k.l, k.part, false, 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,10 @@ func (m *Model) Bind(be engine.Backend, opt *ops.AdamConfig) (models.Runner, err
 // Params are the host weights, current after Download.
 func (e *Engine) Params() *models.Params { return e.m.Params() }
 
-// Step is one training step (models.Runner). The graphs have no dropout,
-// so step is unused.
+// Step is one training step (models.Runner), with the dropout masks of
+// step.
 func (e *Engine) Step(bt *models.Batch, eps float64, step int, clip, lr float64) (loss, norm float64, err error) {
-	v, err := e.m.batchView(bt, eps, true)
+	v, err := e.m.batchView(bt, eps, true, step)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -48,7 +48,7 @@ func (e *Engine) Step(bt *models.Batch, eps float64, step int, clip, lr float64)
 // Loss is the mean token cross-entropy of bt (models.Seq2Seq); with train
 // its gradients are downloaded into Params().Grads.
 func (e *Engine) Loss(bt *models.Batch, train bool, eps float64, step int) (float64, error) {
-	v, err := e.m.batchView(bt, eps, train)
+	v, err := e.m.batchView(bt, eps, train, step)
 	if err != nil {
 		return 0, err
 	}

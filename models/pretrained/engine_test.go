@@ -3,6 +3,7 @@ package pretrained
 import (
 	"encoding/json"
 	"fmt"
+	G "gorgonia.org/gorgonia"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func boundFixture(t *testing.T, name string) (*Model, *Engine, *models.Vocab, []
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(cfg, v)
+	m, err := New(cfg, 1, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,5 +230,53 @@ func TestTokenizerSegmentations(t *testing.T) {
 	// A character outside the vocabulary is the unknown token.
 	if ids, err := tok.IDs("jump 7"); err != nil || ids[len(ids)-1] != models.UnkID {
 		t.Errorf("\"jump 7\" gives %v (%v), want UNK last", ids, err)
+	}
+}
+
+// TestDropoutTraining: a training graph drops at Hugging Face's places with
+// the masks of its step: the same step gives the same loss, another step
+// another; evaluation has no dropout; the engine's loss is the
+// TapeMachine's on the same graph and masks (float32 sums in one order
+// on both, within 1e-6 of the loss).
+func TestDropoutTraining(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			m, r, _, ex, ref := boundFixture(t, name)
+			bt := oneBatch(ex)
+			loss := func(train bool, step int) float64 {
+				l, err := r.Loss(bt, train, 0, step)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			a, again, other, eval := loss(true, 3), loss(true, 3), loss(true, 4), loss(false, 3)
+			if a != again {
+				t.Errorf("step 3 twice: %v then %v", a, again)
+			}
+			if a == other || a == eval {
+				t.Errorf("dropout inactive: step 3 %v, step 4 %v, evaluation %v", a, other, eval)
+			}
+			if math.Abs(eval-wantLoss(ref)) > 1e-5 {
+				t.Errorf("evaluation loss %v, reference %v", eval, wantLoss(ref))
+			}
+			v, err := m.batchView(bt, 0, true, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, n := range v.Inputs {
+				if err := G.Let(n, v.Values[k]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vm := G.NewTapeMachine(v.Out.Graph())
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			if tape := float64(v.Out.Value().Data().(float32)); math.Abs(tape-a) > 1e-6*math.Max(1, math.Abs(a)) {
+				t.Errorf("engine loss %v, TapeMachine %v", a, tape)
+			}
+		})
 	}
 }

@@ -89,6 +89,16 @@ type Config struct {
 	MaxPositions   int    `json:"max_position_embeddings"`
 	Activation     string `json:"activation_function"`
 	ScaleEmbedding bool   `json:"scale_embedding"`
+
+	// Dropout in fine-tuning, as Hugging Face trains: T5's dropout_rate
+	// (default 0.1) on embeddings, sublayer outputs, the feed-forward
+	// hidden layer and attention weights; BART's dropout (0.1) on
+	// embeddings and sublayer outputs, attention_dropout (0) on attention
+	// weights and activation_dropout (0) on the feed-forward hidden layer.
+	DropoutRate       float64 `json:"dropout_rate"`
+	Dropout           float64 `json:"dropout"`
+	AttentionDropout  float64 `json:"attention_dropout"`
+	ActivationDropout float64 `json:"activation_dropout"`
 }
 
 // ParseConfig reads config.json's bytes (name is the file, for messages),
@@ -102,7 +112,7 @@ func ParseConfig(b []byte, name string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	c := Config{TieEmbeddings: true, RelBuckets: 32, RelMaxDistance: 128, FeedForward: "relu", LayerNormEps: 1e-6,
-		Activation: "gelu", DecoderStartID: -1}
+		Activation: "gelu", DecoderStartID: -1, DropoutRate: 0.1, Dropout: 0.1}
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -168,6 +178,11 @@ func (c Config) Validate() error {
 	for _, f := range []field{{"pad_token_id", c.PadID}, {"eos_token_id", c.EOSID}, {"decoder_start_token_id", c.DecoderStartID}} {
 		if f.v < 0 || f.v >= c.VocabSize {
 			return fmt.Errorf("%s %d outside the vocabulary of %d", f.name, f.v, c.VocabSize)
+		}
+	}
+	for name, p := range map[string]float64{"dropout_rate": c.DropoutRate, "dropout": c.Dropout, "attention_dropout": c.AttentionDropout, "activation_dropout": c.ActivationDropout} {
+		if p < 0 || p >= 1 {
+			return fmt.Errorf("%s %v outside [0, 1)", name, p)
 		}
 	}
 	switch c.ModelType {

@@ -124,6 +124,8 @@ func TestOpenBadInput(t *testing.T) {
 			"eos_token_id 999 outside the vocabulary of 276"},
 		{"absurd layer count", "t5-tiny", func(t *testing.T, d string) { editJSON(t, d, "config.json", setKey("num_layers", 1e9)) },
 			"num_layers 1000000000 > 1048576"},
+		{"dropout of 1", "bart-tiny", func(t *testing.T, d string) { editJSON(t, d, "config.json", setKey("attention_dropout", 1)) },
+			"attention_dropout 1 outside [0, 1)"},
 		{"wrong type", "t5-tiny", func(t *testing.T, d string) { editJSON(t, d, "config.json", setKey("d_model", "sixteen")) },
 			"config.json: json: cannot unmarshal"},
 		{"BPE vocabulary larger than the embeddings", "bart-tiny", func(t *testing.T, d string) {

@@ -249,6 +249,18 @@ type builder struct {
 	p   *models.Params
 	g   *Graph
 	err error
+	// drop draws the dropout masks of a training graph; nil otherwise.
+	// attnDrop is the attention weights' dropout probability.
+	drop     *ops.DropoutSource
+	attnDrop float64
+}
+
+// dropout drops elements of x with probability p in a training graph.
+func (b *builder) dropout(x *G.Node, p float64) *G.Node {
+	if b.drop == nil || p == 0 || b.err != nil {
+		return x
+	}
+	return b.must(ops.Dropout(x, float32(p), b.drop)) // same shape as x
 }
 
 func (b *builder) must(n *G.Node, err error) *G.Node {
@@ -317,7 +329,7 @@ func (b *builder) attend(q, k, v *G.Node, heads int, scale float32, mask, rel *G
 	if b.err != nil {
 		return q
 	}
-	p := b.must(ops.AttentionSoftmax(s, mask, rel)) // [B, H, tq, tk]
+	p := b.dropout(b.must(ops.AttentionSoftmax(s, mask, rel)), b.attnDrop) // [B, H, tq, tk]
 	if b.err != nil {
 		return q
 	}

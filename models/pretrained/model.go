@@ -11,11 +11,12 @@ import (
 
 	"compbench/data"
 	"compbench/models"
+	"compbench/ops"
 )
 
 // network is what Model needs of T5 and BART.
 type network interface {
-	build(B, S, T int, part Part, labels bool, eps float32) (*Graph, error)
+	build(B, S, T int, part Part, labels bool, eps float32, drop *ops.DropoutSource) (*Graph, error)
 	params() *models.Params
 	config() Config
 	Save(out *data.OutputSet, dir string) error
@@ -47,9 +48,10 @@ func (m *BART) config() Config         { return m.Cfg }
 // (pad, <s>, the unknown and end tokens under their model ids) -Inf, so
 // each token is counted once, under compbench's id when it has one.
 //
-// Decision: the graphs have no dropout; Hugging Face fine-tunes with its
-// config's dropout (0.1). Decoding re-runs the decoder over the prefix at
-// each step (train.Decode's prefix state), with the encoder run once.
+// Training graphs drop out as Hugging Face fine-tunes (config.json's
+// rates, Config.DropoutRate and the rest), with masks drawn from the run's
+// seed and step; evaluation and decoding graphs have none. Decoding is
+// incremental, with a key/value cache (decode.go).
 type Model struct {
 	net network
 	// Tok is the tokenizer.
@@ -59,12 +61,14 @@ type Model struct {
 	MaxGraphs int
 	graphs    map[graphKey]*compiled
 	clock     uint64
+	seed      uint64 // dropout masks derive from it
 }
 
-// New loads the model of cfg.Pretrained. v is the run's vocabulary
+// New loads the model of cfg.Pretrained, its dropout masks drawn from
+// seed. v is the run's vocabulary
 // (NewVocab's, or one read back from a run): it gets the tokenizer, and
 // must have the model's size.
-func New(cfg models.Config, v *models.Vocab) (*Model, error) {
+func New(cfg models.Config, seed uint64, v *models.Vocab) (*Model, error) {
 	f, err := Open(cfg.Pretrained)
 	if err != nil {
 		return nil, err
@@ -85,7 +89,7 @@ func New(cfg models.Config, v *models.Vocab) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{net: net, Tok: tok, MaxGraphs: 8, graphs: map[graphKey]*compiled{}}
+	m := &Model{net: net, Tok: tok, MaxGraphs: 8, graphs: map[graphKey]*compiled{}, seed: seed}
 	if m.ids, err = newIDMap(f, tok); err != nil {
 		return nil, err
 	}
@@ -296,6 +300,7 @@ type compiled struct {
 	idx   []int
 	vals  map[*G.Node]*tensor.Dense
 	last  uint64
+	drop  *ops.DropoutSource // training graphs' dropout masks
 }
 
 // graph returns the graph of k, building it on first use; the least
@@ -309,11 +314,15 @@ func (m *Model) graph(k graphKey) (*compiled, error) {
 	for len(m.graphs) >= max(1, m.MaxGraphs) {
 		delete(m.graphs, models.Oldest(m.graphs, func(c *compiled) uint64 { return c.last }))
 	}
-	g, err := m.net.build(k.b, k.s, k.t, k.part, k.labels, k.eps)
+	var drop *ops.DropoutSource
+	if k.grads { // a training graph: dropout as Hugging Face fine-tunes
+		drop = ops.NewDropoutSource(m.seed)
+	}
+	g, err := m.net.build(k.b, k.s, k.t, k.part, k.labels, k.eps, drop)
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{g: g, vals: map[*G.Node]*tensor.Dense{}, last: m.clock}
+	c := &compiled{g: g, vals: map[*G.Node]*tensor.Dense{}, last: m.clock, drop: drop}
 	if k.grads {
 		idx := make([]int, 0, len(g.Params))
 		for i := range g.Params {
@@ -340,7 +349,7 @@ func (m *Model) graph(k graphKey) (*compiled, error) {
 
 // view is c's models.GraphView with out as its root.
 func (c *compiled) view(out *G.Node) *models.GraphView {
-	v := &models.GraphView{Out: out, Grads: c.grads, ParamIdx: c.idx, Key: c}
+	v := &models.GraphView{Out: out, Grads: c.grads, ParamIdx: c.idx, Key: c, Drop: c.drop}
 	g := c.g
 	for _, n := range []*G.Node{g.Src, g.DecIn, g.Labels, g.EncBias, g.DecBias, g.CrossBias, g.Mem} {
 		if n != nil {
@@ -373,9 +382,9 @@ func (c *compiled) setMasks(srcLen, decLen []int) {
 	}
 }
 
-// batchView is the training (grads) or evaluation graph over bt with its
-// inputs set.
-func (m *Model) batchView(bt *models.Batch, eps float64, grads bool) (*models.GraphView, error) {
+// batchView is the training (grads: with the dropout masks of step) or
+// evaluation graph over bt with its inputs set.
+func (m *Model) batchView(bt *models.Batch, eps float64, grads bool, step int) (*models.GraphView, error) {
 	src, S, srcLen, err := m.ids.source(bt.Src, bt.B, bt.S)
 	if err != nil {
 		return nil, err
@@ -389,6 +398,9 @@ func (m *Model) batchView(bt *models.Batch, eps float64, grads bool) (*models.Gr
 	c.set(c.g.DecIn, dec, nil)
 	c.set(c.g.Labels, lab, nil)
 	c.setMasks(srcLen, decLen)
+	if c.drop != nil {
+		c.drop.SetStep(uint64(step))
+	}
 	return c.view(c.g.Loss), nil
 }
 

@@ -82,13 +82,13 @@ func LoadT5(f *Folder) (*T5, error) {
 // Graph builds the forward pass for B rows of S source and T target
 // tokens; with labels it adds the cross-entropy (label smoothing eps).
 func (m *T5) Graph(B, S, T int, labels bool, eps float32) (*Graph, error) {
-	return m.build(B, S, T, Whole, labels, eps)
+	return m.build(B, S, T, Whole, labels, eps, nil)
 }
 
 // build is Graph for one part of the model (labels: Whole and Decoder).
-func (m *T5) build(B, S, T int, part Part, labels bool, eps float32) (*Graph, error) {
+func (m *T5) build(B, S, T int, part Part, labels bool, eps float32, drop *ops.DropoutSource) (*Graph, error) {
 	c := m.Cfg
-	b := &t5Builder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part)}, c}
+	b := &t5Builder{builder{p: &m.P, g: newGraph(B, S, T, c.DModel, part), drop: drop, attnDrop: c.DropoutRate}, c}
 	g := b.g
 	if part == CrossKV {
 		for i := 0; i < c.NumDecoderLayers; i++ {
@@ -135,7 +135,7 @@ func (b *t5Builder) norm(x *G.Node, name string) *G.Node {
 func (b *t5Builder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Node {
 	c, g := b.cfg, b.g
 	decoder := name == "decoder"
-	x := b.embed("shared.weight", ids) // [B*L, D]; Step: [B, D]
+	x := b.dropout(b.embed("shared.weight", ids), c.DropoutRate) // [B*L, D]; Step: [B, D]
 	layers, mask, selfFF := c.NumLayers, g.EncBias, "1"
 	if decoder {
 		layers, mask, selfFF = c.NumDecoderLayers, g.DecBias, "2"
@@ -160,16 +160,16 @@ func (b *t5Builder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Node 
 	}
 	for i := 0; i < layers; i++ {
 		p := fmt.Sprintf("%s.block.%d.layer.", name, i)
-		h := b.norm(x, p+"0.layer_norm.weight")                          // [B*L, D]
-		x = b.add(x, b.attention(h, h, p+"0.SelfAttention.", mask, rel)) // [B*L, D]
+		h := b.norm(x, p+"0.layer_norm.weight")                                                    // [B*L, D]
+		x = b.add(x, b.dropout(b.attention(h, h, p+"0.SelfAttention.", mask, rel), c.DropoutRate)) // [B*L, D]
 		if decoder {
-			h = b.norm(x, p+"1.layer_norm.weight")                                      // [B*L, D]
-			x = b.add(x, b.attention(h, mem, p+"1.EncDecAttention.", g.CrossBias, nil)) // [B*L, D]
+			h = b.norm(x, p+"1.layer_norm.weight")                                                                // [B*L, D]
+			x = b.add(x, b.dropout(b.attention(h, mem, p+"1.EncDecAttention.", g.CrossBias, nil), c.DropoutRate)) // [B*L, D]
 		}
-		h = b.norm(x, p+selfFF+".layer_norm.weight")                // [B*L, D]
-		x = b.add(x, b.feedForward(h, p+selfFF+".DenseReluDense.")) // [B*L, D]
+		h = b.norm(x, p+selfFF+".layer_norm.weight")                                          // [B*L, D]
+		x = b.add(x, b.dropout(b.feedForward(h, p+selfFF+".DenseReluDense."), c.DropoutRate)) // [B*L, D]
 	}
-	return b.norm(x, name+".final_layer_norm.weight") // [B*L, D]
+	return b.dropout(b.norm(x, name+".final_layer_norm.weight"), c.DropoutRate) // [B*L, D]
 }
 
 // attention is T5's multi-head attention (no biases, no scaling) of
@@ -205,11 +205,11 @@ func (b *t5Builder) feedForward(x *G.Node, pre string) *G.Node {
 		if b.err == nil {
 			a = b.must(G.HadamardProd(a, lin)) // [N, FF]
 		}
-		return b.matmul(a, pre+"wo.weight") // [N, D]
+		return b.matmul(b.dropout(a, b.cfg.DropoutRate), pre+"wo.weight") // [N, D]
 	}
 	h := b.matmul(x, pre+"wi.weight") // [N, FF]
 	if b.err == nil {
 		h = b.must(ops.ReLU(h)) // [N, FF]
 	}
-	return b.matmul(h, pre+"wo.weight") // [N, D]
+	return b.matmul(b.dropout(h, b.cfg.DropoutRate), pre+"wo.weight") // [N, D]
 }
