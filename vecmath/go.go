@@ -146,6 +146,14 @@ func expSumGo(x []float32) (float32, float64) {
 	return mx, sum
 }
 
+// expShiftGo sets y[i] = e^(x[i] − c), arguments below −expLim clamped.
+func expShiftGo(x []float32, c float32, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = expClamped(max(v-c, -expLim))
+	}
+}
+
 // dotAxpyGo returns x·y and adds a·x into z.
 func dotAxpyGo(x, y []float32, a float32, z []float32) float32 {
 	y, z = y[:len(x)], z[:len(x)]

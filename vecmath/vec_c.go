@@ -107,6 +107,13 @@ static inline float cg_clamp87(float y) {
 		}                                                                  \
 		return sum;                                                        \
 	}                                                                      \
+	ATTR static void cg_exp_shift_##SUF(const float *x, float c, float *y, \
+	                                    long n) {                          \
+		for (long i = 0; i < n; i++) {                                     \
+			float v = x[i] - c;                                            \
+			y[i] = cg_exp(v < -87.0f ? -87.0f : v);                        \
+		}                                                                  \
+	}                                                                      \
 	ATTR static float cg_dot_axpy_##SUF(const float *x, const float *y,    \
 	                                    float a, float *z, long n) {       \
 		float acc[8] = {0};                                                \
@@ -182,6 +189,10 @@ static double cg_exp_sum(const float *x, long n, float *mx) {
 	}
 	*mx = cg_max_base(x, n);
 	return cg_exp_sum_base(x, n, *mx);
+}
+
+static void cg_exp_shift(const float *x, float c, float *y, long n) {
+	if (cg_use_avx2()) cg_exp_shift_avx2(x, c, y, n); else cg_exp_shift_base(x, c, y, n);
 }
 
 static float cg_dot_axpy(const float *x, const float *y, float a, float *z, long n) {
@@ -269,6 +280,17 @@ func ExpSum(x []float32) (mx float32, sum float64) {
 	var m C.float
 	s := C.cg_exp_sum((*C.float)(unsafe.Pointer(&x[0])), C.long(len(x)), &m)
 	return float32(m), float64(s)
+}
+
+// ExpShift sets y[i] = e^(x[i] − c) for i < len(x) (y at least as long),
+// arguments below −87 taken as −87: softmax(x) = ExpShift(x, log-sum-exp).
+func ExpShift(x []float32, c float32, y []float32) {
+	if len(x) < vecMin {
+		expShiftGo(x, c, y)
+		return
+	}
+	_ = y[len(x)-1]
+	C.cg_exp_shift((*C.float)(unsafe.Pointer(&x[0])), C.float(c), (*C.float)(unsafe.Pointer(&y[0])), C.long(len(x)))
 }
 
 // DotAxpy returns x·y and adds a·x into z (y and z at least as long as x).

@@ -30,6 +30,10 @@ func GELUGrad(x, dy, dx []float32) { geluGradGo(x, dy, dx) }
 // summed in float64: log softmax(x)_i = x_i − max − log sum.
 func ExpSum(x []float32) (mx float32, sum float64) { return expSumGo(x) }
 
+// ExpShift sets y[i] = e^(x[i] − c) for i < len(x) (y at least as long),
+// arguments below −87 taken as −87.
+func ExpShift(x []float32, c float32, y []float32) { expShiftGo(x, c, y) }
+
 // DotAxpy returns x·y and adds a·x into z (y and z at least as long as x).
 func DotAxpy(x, y []float32, a float32, z []float32) float32 { return dotAxpyGo(x, y, a, z) }
 

@@ -1,6 +1,7 @@
 package vecmath
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -180,6 +181,33 @@ func TestExpSum(t *testing.T) {
 			t.Fatalf("max %g sum %g, want 5 and 1", mx, s)
 		}
 	})
+}
+
+// TestExpShift: e^(x−c) within a few float32 ulp of float64's, in C and
+// in Go, across the range a softmax meets (down to the clamp at −87).
+func TestExpShift(t *testing.T) {
+	for _, n := range []int{1, 7, 33, 257, 1000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32((i*7919)%1013)/10 - 90 // [-90, 11.3)
+		}
+		for _, tc := range []struct {
+			name string
+			f    func([]float32, float32, []float32)
+		}{{"ExpShift", ExpShift}, {"expShiftGo", expShiftGo}} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) {
+				const c = 1.5
+				y := make([]float32, n)
+				tc.f(x, c, y)
+				for i, v := range x {
+					want := math.Exp(math.Max(float64(v-c), -87))
+					if d := math.Abs(float64(y[i]) - want); d > 4e-7*want {
+						t.Fatalf("e^(%g-%g) = %g, want %g", v, c, y[i], want)
+					}
+				}
+			})
+		}
+	}
 }
 
 // TestScalar checks the scalar forms at the ends of their ranges.
