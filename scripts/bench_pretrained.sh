@@ -22,3 +22,12 @@ py_ms=$(echo "$TORCH_LINE" | awk '{print $3}')
 echo "compbench ms/step $go_ms, tokens/s $(metric tokens/s) (peak $(metric MB-peak) MB)"
 echo "$TORCH_LINE"
 awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", g / p}'
+echo "== the same T5, decoding with a key/value cache: 16 rows of 31 source tokens, 64 positions, $THREADS threads"
+out=$(GOMAXPROCS=$THREADS OPENBLAS_NUM_THREADS=$THREADS PRETRAINED_BENCH_DIR="$TMP/t5-small" \
+	go test -run XXX -bench BenchmarkT5Decode -benchtime 3x ./models/pretrained)
+go_tps=$(echo "$out" | awk '/BenchmarkT5Decode/ {for (i = 1; i <= NF; i++) if ($(i+1) == "tokens/s") print $i}')
+torch_best higher "$PY" scripts/seq2seq_reference.py bench-decode "$TMP/t5-small" --reps 3
+py_tps=$(echo "$TORCH_LINE" | awk '{print $3}')
+echo "compbench decode tokens/s $go_tps"
+echo "$TORCH_LINE"
+awk -v g="$go_tps" -v p="$py_tps" 'BEGIN {printf "decoding time ratio compbench/pytorch %.2f (target <= 1.0)\n", p / g}'

@@ -552,6 +552,85 @@ def bench(a):
     print(f"pytorch ms/step {1000 * statistics.median(times):.1f}")
 
 
+def t5_greedy_cached(W, cfg, mem, steps):
+    """Greedy decoding of a batch from the encoder output mem [B, S, D]
+    with a key/value cache (the decoding benchmark's PyTorch side): the
+    cross-attention keys and values projected once, each step one position
+    per row; returns the ids [B, steps]."""
+    H, dk = cfg["num_heads"], cfg["d_kv"]
+    B = mem.shape[0]
+    emb = W["shared.weight"]
+    table = W["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+    bias = t5_position_bias(table, steps, steps, False, cfg)  # [H, steps, steps]
+
+    def heads(t):
+        return t.view(B, t.shape[1], H, dk).transpose(1, 2)  # [B, H, T, dk]
+
+    layers = range(cfg["num_decoder_layers"])
+    pre = [f"decoder.block.{i}.layer." for i in layers]
+    cross = [(heads(mem @ W[p + "1.EncDecAttention.k.weight"].T), heads(mem @ W[p + "1.EncDecAttention.v.weight"].T))
+             for p in pre]
+    cache = [(mem.new_zeros(B, H, 0, dk), mem.new_zeros(B, H, 0, dk)) for _ in layers]
+    tok = torch.full((B,), cfg.get("decoder_start_token_id", 0), dtype=torch.long)
+    out = []
+    for t in range(steps):
+        y = emb[tok][:, None, :]  # [B, 1, D]
+        for i, p in enumerate(pre):
+            h = rms_norm(y, W[p + "0.layer_norm.weight"])
+            a = p + "0.SelfAttention."
+            k = torch.cat([cache[i][0], heads(h @ W[a + "k.weight"].T)], 2)
+            v = torch.cat([cache[i][1], heads(h @ W[a + "v.weight"].T)], 2)
+            cache[i] = (k, v)
+            pr = torch.softmax(heads(h @ W[a + "q.weight"].T) @ k.transpose(-1, -2) + bias[:, t:t + 1, :t + 1], -1)
+            y = y + (pr @ v).transpose(1, 2).reshape(B, 1, H * dk) @ W[a + "o.weight"].T
+            h = rms_norm(y, W[p + "1.layer_norm.weight"])
+            a = p + "1.EncDecAttention."
+            pr = torch.softmax(heads(h @ W[a + "q.weight"].T) @ cross[i][0].transpose(-1, -2), -1)
+            y = y + (pr @ cross[i][1]).transpose(1, 2).reshape(B, 1, H * dk) @ W[a + "o.weight"].T
+            y = y + t5_ff(W, p + "2.DenseReluDense.", rms_norm(y, W[p + "2.layer_norm.weight"]), cfg)
+        y = rms_norm(y, W["decoder.final_layer_norm.weight"])
+        tok = ((y[:, 0] * cfg["d_model"] ** -0.5) @ emb.T).argmax(-1)
+        out.append(tok)
+    return torch.stack(out, 1)
+
+
+def bench_decode(a):
+    """Greedy decoding with a key/value cache of a batch of random sources
+    (the encoder run once, outside the timing), in inference mode; prints
+    "pytorch decode-tokens/s X" (the median of a.reps runs)."""
+    import statistics
+    import time
+    from gpt2_reference import load_safetensors
+
+    torch.set_num_threads(a.threads)
+    with open(os.path.join(a.dir, "config.json")) as f:
+        cfg = json.load(f)
+    W = {k: v.float() for k, v in load_safetensors(os.path.join(a.dir, "model.safetensors")).items()}
+    g = torch.Generator().manual_seed(2)
+    src = torch.randint(3, cfg["vocab_size"], (a.batch, a.src), generator=g)
+    with torch.inference_mode():
+        dec = torch.zeros(a.batch, 1, dtype=torch.long)
+        emb = W["shared.weight"]
+        x = emb[src]
+        S = src.shape[1]
+        enc_bias = t5_position_bias(W["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], S, S, True,
+                                    cfg)
+        for i in range(cfg["num_layers"]):
+            p = f"encoder.block.{i}.layer."
+            h = rms_norm(x, W[p + "0.layer_norm.weight"])
+            x = x + torch.stack([t5_attention(W, p + "0.SelfAttention.", hb, hb, enc_bias, cfg) for hb in h])
+            x = x + t5_ff(W, p + "1.DenseReluDense.", rms_norm(x, W[p + "1.layer_norm.weight"]), cfg)
+        mem = rms_norm(x, W["encoder.final_layer_norm.weight"])
+        del dec
+        t5_greedy_cached(W, cfg, mem, 2)  # warm-up
+        times = []
+        for _ in range(a.reps):
+            t0 = time.perf_counter()
+            t5_greedy_cached(W, cfg, mem, a.steps)
+            times.append(time.perf_counter() - t0)
+    print(f"pytorch decode-tokens/s {a.batch * a.steps / statistics.median(times):.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -567,12 +646,21 @@ def main():
     b.add_argument("--tgt", type=int, default=32)
     b.add_argument("--steps", type=int, default=3)
     b.add_argument("--threads", type=int, default=2)
+    d = sub.add_parser("bench-decode")
+    d.add_argument("dir")
+    d.add_argument("--batch", type=int, default=16)
+    d.add_argument("--src", type=int, default=31)
+    d.add_argument("--steps", type=int, default=64)
+    d.add_argument("--reps", type=int, default=3)
+    d.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.cmd == "fixture":
         torch.set_num_threads(1)
         fixture(a.outdir)
     elif a.cmd == "random-checkpoint":
         random_checkpoint(a.outdir, a.size)
+    elif a.cmd == "bench-decode":
+        bench_decode(a)
     else:
         bench(a)
 
