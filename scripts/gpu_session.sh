@@ -354,7 +354,30 @@ for mode in ${ENGINE_GEMM_MODES:-tf32 cublas fp32}; do say "    compbench COMPBE
 for tf in on off; do say "    pytorch matmul.allow_tf32 $(torch_line "$OUT/torch-gpt2-tf32-$tf.log" $tf)"; done
 say "    compbench/pytorch tokens/s: TF32 both $(ratio "${GO_GPT2[tf32]:-}" "${PY_GPT2[on]:-}"), cuBLAS TF32 $(ratio "${GO_GPT2[cublas]:-}" "${PY_GPT2[on]:-}"), FP32 both $(ratio "${GO_GPT2[fp32]:-}" "${PY_GPT2[off]:-}")"
 
+# Pretrained T5 of t5-small's shape with random weights (docs/pretrained.md):
+# fine-tuning steps through compbench train --init on the GPU, every batch
+# 16 rows of 32 source and 32 target pieces (letters, which the random
+# checkpoint's tokenizer spells one piece each), against PyTorch's step of
+# the same shape on the same weights. The last metrics line covers the 20
+# steps after the first 100 (the first compiles the programs).
+T5_DIR=$OUT/t5-small
+if [ -z "$QUICK" ] && [ "$RUN_TORCH" = 1 ] && step t5-checkpoint 60 "$PY" scripts/seq2seq_reference.py random-checkpoint "$T5_DIR"; then
+	"$PY" -c 'import json, string, sys
+for i in range(64):
+    s = "".join(string.ascii_lowercase[(i + 7 * j) % 26] for j in range(30))
+    print(json.dumps({"id": "t%d" % i, "input": s, "output": s[::-1]}))' >"$OUT/t5.jsonl"
+	step t5-cuda-tf32 150 env COMPBENCH_GEMM=tf32 "$KIT/compbench" train --init "hf:$T5_DIR" --train "$OUT/t5.jsonl" \
+		--out "$OUT/run-cuda-t5" --device cuda --steps 120 --batch 16 --bucket-width 1 --max-src 32 --max-tgt 32 --eval-every 0
+	GO_T5=$(tail -n 1 "$OUT/run-cuda-t5/metrics.jsonl" 2>/dev/null | sed -n 's/.*"tokens_per_s":\([0-9.]*\).*/\1/p')
+	torch_run torch-t5-tf32-on 90 on scripts/seq2seq_reference.py bench "$T5_DIR" --device "$TORCH_DEVICE" --steps 10 --threads "$NPROC"
+	PY_T5=$(awk '$1 == "pytorch" && $2 == "ms/step" {printf "%.1f", 16 * 32 * 1000 / $3}' "$OUT/torch-t5-tf32-on.log")
+	say "  T5, t5-small's shape, random weights, training step 16 x 32 -> 32 (tokens/s counts the 512 target pieces):"
+	say "    compbench train --init, COMPBENCH_GEMM=tf32  ${GO_T5:-n/a}"
+	say "    pytorch, matmul.allow_tf32 True            ${PY_T5:-n/a}"
+	say "    compbench/pytorch tokens/s: $(ratio "${GO_T5:-}" "${PY_T5:-}")"
+fi
+
 # The GPT-2 small checkpoint is 500 MB: not worth bringing back.
-rm -rf "$OUT/scan" "$GPT2_DIR" "$OUT"/run-*/*.safetensors
+rm -rf "$OUT/scan" "$GPT2_DIR" "$T5_DIR" "$OUT"/run-*/*.safetensors
 say ""
 say "done in $(elapsed) s; logs in $OUT"

@@ -141,7 +141,7 @@ def t5_position_bias(table, q_len, k_len, bidirectional, cfg):
     mem = torch.arange(k_len)[None, :]
     b = t5_bucket(mem - ctx, bidirectional, cfg["relative_attention_num_buckets"],
                   cfg["relative_attention_max_distance"])
-    return table[b].permute(2, 0, 1)  # [H, q, k]
+    return table[b.to(table.device)].permute(2, 0, 1)  # [H, q, k]
 
 
 def t5_attention(W, pre, x, kv, bias, cfg):
@@ -496,7 +496,7 @@ def t5_batched(W, cfg, src, dec):
     emb = W["shared.weight"]
     S, T = src.shape[1], dec.shape[1]
     enc_bias = t5_position_bias(W["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], S, S, True, cfg)
-    causal = torch.triu(torch.full((T, T), -math.inf), 1)
+    causal = torch.triu(torch.full((T, T), -math.inf, device=src.device), 1)
     dec_bias = t5_position_bias(W["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], T, T, False,
                                 cfg) + causal
     x = emb[src]
@@ -529,12 +529,13 @@ def bench(a):
     torch.set_num_threads(a.threads)
     with open(os.path.join(a.dir, "config.json")) as f:
         cfg = json.load(f)
-    W = {k: v.float().requires_grad_() for k, v in load_safetensors(os.path.join(a.dir, "model.safetensors")).items()}
+    dev = torch.device(a.device)
+    W = {k: v.float().to(dev).requires_grad_() for k, v in load_safetensors(os.path.join(a.dir, "model.safetensors")).items()}
     g = torch.Generator().manual_seed(2)
     V = cfg["vocab_size"]
-    src = torch.randint(3, V, (a.batch, a.src), generator=g)
-    labels = torch.randint(3, V, (a.batch, a.tgt), generator=g)
-    dec = torch.cat([torch.zeros(a.batch, 1, dtype=torch.long), labels[:, :-1]], 1)
+    src = torch.randint(3, V, (a.batch, a.src), generator=g).to(dev)
+    labels = torch.randint(3, V, (a.batch, a.tgt), generator=g).to(dev)
+    dec = torch.cat([torch.zeros(a.batch, 1, dtype=torch.long, device=dev), labels[:, :-1]], 1)
 
     def step():
         for w in W.values():
@@ -542,6 +543,8 @@ def bench(a):
         logits = t5_batched(W, cfg, src, dec)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))
         loss.backward()
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
 
     step()
     times = []
@@ -646,6 +649,7 @@ def main():
     b.add_argument("--tgt", type=int, default=32)
     b.add_argument("--steps", type=int, default=3)
     b.add_argument("--threads", type=int, default=2)
+    b.add_argument("--device", default="cpu")
     d = sub.add_parser("bench-decode")
     d.add_argument("dir")
     d.add_argument("--batch", type=int, default=16)
