@@ -197,6 +197,14 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if err := checkNewDir(o.Dir, o.Force); err != nil {
 			return nil, err
 		}
+		if p := cfg.Model.Pretrained; p != "" && !filepath.IsAbs(p) {
+			// config.json records the folder from anywhere a resume runs.
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Model.Pretrained = abs
+		}
 		if vocab == nil {
 			var err error
 			if vocab, err = NewVocab(cfg.Model, o.Train); err != nil {
