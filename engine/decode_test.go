@@ -67,7 +67,7 @@ func gammaN(n int) float64 {
 // models' stepTol, the same bound) and 5 more (the final LayerNorms and
 // the output projection). The differences add. Like cmd/compbench's
 // crossTol, the bound assumes no amplification beyond each sum's scale.
-func decodeTol(c models.Config, n int) float64 {
+func decodeTol(c transformer.Config, n int) float64 {
 	n = max(n, c.Dim, c.MLPDim)
 	return 2 * float64(30*c.Layers+5) * gammaN(n)
 }

@@ -1,8 +1,8 @@
 // Package models is what compbench's sequence-to-sequence model families
 // share: the vocabulary (vocab.go), examples and batches (batch.go, with
-// the copying models' extended target ids), weights (params.go), the one
-// configuration struct and the --model names with the family that builds
-// each (config.go: Variants), and the interfaces every command runs a
+// the copying models' extended target ids), weights (params.go), the
+// run configuration's file format and the --model names with the family
+// that builds each (config.go: Variants), and the interfaces every command runs a
 // model through (runner.go: Model and Runner; seq2seq.go: Seq2Seq and
 // Memory; decode.go: incremental decoding), with the view of compiled
 // graphs and their memory budget the families share with package engine
@@ -20,8 +20,12 @@ import (
 	"compbench/attention"
 )
 
-// Config describes one model, of any family (each reads the fields it
-// uses). Every field is saved in the run's config.json.
+// Config is a run's model configuration as config.json holds it: the
+// fields of every family side by side, one file format for all. Each
+// family reads its own fields into its own Config (transformer.Config,
+// lstm.Config; the pretrained models' architecture is their folder's),
+// which validates them; Validate here checks the shared fields and that
+// no field of another family is set.
 type Config struct {
 	// Variant is the --model name this config was made from.
 	Variant string `json:"variant"`
@@ -175,52 +179,35 @@ func (c *Config) ApplyVariant(name string) error {
 	return nil
 }
 
-// Validate reports the first inconsistent field.
+// Validate checks what a run's configuration says of every family: the
+// variant, the shared fields, and that no field of another family is set
+// (the family's own fields are its Config's Validate: transformer.Config,
+// lstm.Config; train.ValidateModel runs both).
 func (c *Config) Validate() error {
-	if IsPretrained(c.Variant) {
-		return c.validatePretrained()
-	}
-	if c.Pretrained != "" || c.Prefix != "" {
-		return fmt.Errorf("model: pretrained and prefix apply to the t5 and bart models only, not %s", c.Variant)
-	}
-	switch {
-	case c.Layers < 1:
-		return fmt.Errorf("model: layers %d < 1", c.Layers)
-	case c.Heads < 1 || c.Dim < 1 || c.Dim%c.Heads != 0:
-		return fmt.Errorf("model: dim %d must be a positive multiple of heads %d", c.Dim, c.Heads)
-	case c.MLPDim < 1:
-		return fmt.Errorf("model: mlp_dim %d < 1", c.MLPDim)
-	case c.Dropout < 0 || c.Dropout >= 1:
-		return fmt.Errorf("model: dropout %v outside [0, 1)", c.Dropout)
-	case c.Relative && (c.RelBuckets < 2 || c.RelMaxDistance < c.RelBuckets):
-		return fmt.Errorf("model: rel_buckets %d / rel_max_distance %d: need 2 <= buckets <= max distance", c.RelBuckets, c.RelMaxDistance)
-	case c.MaxSrcLen < 1 || c.MaxTgtLen < 2:
-		return fmt.Errorf("model: max_src_len %d / max_tgt_len %d too small", c.MaxSrcLen, c.MaxTgtLen)
-	}
-	if _, ok := Variants[c.Variant]; !ok {
+	v, ok := Variants[c.Variant]
+	if !ok {
 		return fmt.Errorf("model: unknown variant %q (known: %v)", c.Variant, VariantNames())
 	}
-	if err := c.validateEncoder(); err != nil {
-		return err
+	if v.Family == "pretrained" {
+		return c.validatePretrained()
 	}
 	switch {
-	case c.Variant == Universal && c.UTSteps < 1:
-		return fmt.Errorf("model: ut_steps %d < 1", c.UTSteps)
+	case c.Pretrained != "" || c.Prefix != "":
+		return fmt.Errorf("model: pretrained and prefix apply to the t5 and bart models only, not %s", c.Variant)
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("model: dropout %v outside [0, 1)", c.Dropout)
+	case c.MaxSrcLen < 1 || c.MaxTgtLen < 2:
+		return fmt.Errorf("model: max_src_len %d / max_tgt_len %d too small", c.MaxSrcLen, c.MaxTgtLen)
 	case c.Variant != Universal && c.UTSteps != 0:
 		return fmt.Errorf("model: ut_steps applies to the universal model only, not %s", c.Variant)
 	case c.Variant != Universal && c.ACT:
 		return fmt.Errorf("model: act applies to the universal model only, not %s", c.Variant)
-	case c.Variant == Universal && c.DoubleIO():
-		return fmt.Errorf("model: io_encoder %q is not available for the universal model", c.IOEncoder)
-	}
-	switch c.IOEncoder {
-	case "", IOFlat:
-	case IODouble:
-		if IsLSTM(c.Variant) {
-			return fmt.Errorf("model: io_encoder %q is a Transformer option, not one of %s", c.IOEncoder, c.Variant)
-		}
-	default:
-		return fmt.Errorf("model: unknown io_encoder %q (want %q or %q)", c.IOEncoder, IOFlat, IODouble)
+	case v.Family != "lstm" && c.Encoder != "":
+		return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
+	case v.Family == "lstm" && c.IOEncoder != "" && c.IOEncoder != IOFlat:
+		return fmt.Errorf("model: io_encoder %q is a Transformer option, not one of %s", c.IOEncoder, c.Variant)
+	case v.Family == "lstm" && c.Encoder == EncoderTransformer && c.Relative:
+		return fmt.Errorf("model: the LSTM models' Transformer encoder has no relative attention")
 	}
 	mask, err := attention.ParseMask(c.Mask)
 	if err != nil {
@@ -264,40 +251,6 @@ const (
 	EncoderLSTM        = "lstm"
 	EncoderTransformer = "transformer"
 )
-
-// validateEncoder checks the encoder fields (Config.Validate calls it).
-func (c *Config) validateEncoder() error {
-	switch c.Encoder {
-	case "", EncoderLSTM:
-		if c.Encoder != "" && !IsLSTM(c.Variant) {
-			return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
-		}
-		return nil
-	case EncoderTransformer:
-	default:
-		return fmt.Errorf("model: unknown encoder %q (known: %s, %s)", c.Encoder, EncoderLSTM, EncoderTransformer)
-	}
-	switch {
-	case !IsLSTM(c.Variant):
-		return fmt.Errorf("model: encoder %q applies to the LSTM models only", c.Encoder)
-	case c.EncoderLayers < 0:
-		return fmt.Errorf("model: encoder_layers %d < 0", c.EncoderLayers)
-	case c.EncoderHeads < 1 || c.Dim%c.EncoderHeads != 0:
-		return fmt.Errorf("model: dim %d must be a positive multiple of encoder_heads %d", c.Dim, c.EncoderHeads)
-	case c.Relative:
-		return fmt.Errorf("model: the LSTM models' Transformer encoder has no relative attention")
-	}
-	return nil
-}
-
-// EncoderLayerCount is the number of layers of the LSTM models'
-// Transformer encoder: EncoderLayers, or Layers when it is 0.
-func (c *Config) EncoderLayerCount() int {
-	if c.EncoderLayers == 0 {
-		return c.Layers
-	}
-	return c.EncoderLayers
-}
 
 // Copies reports whether the --model name copies from the source, so
 // that its targets use the extended vocabulary (see LSTM).

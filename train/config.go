@@ -127,7 +127,7 @@ func (c *Config) Rate(step int) float64 {
 
 // Validate reports the first bad field.
 func (c *Config) Validate() error {
-	if err := c.Model.Validate(); err != nil {
+	if err := ValidateModel(c.Model); err != nil {
 		return err
 	}
 	switch {

@@ -98,7 +98,7 @@ import (
 //     to the first of them; unknown source tokens keep their own position.
 type Model struct {
 	// Cfg is the validated configuration.
-	Cfg models.Config
+	Cfg Config
 	// Copy turns on the copy mechanism (lstm-copy).
 	Copy bool
 	p    models.Params
@@ -142,10 +142,80 @@ const (
 // batch-major buffers. They share numbers with the BiLSTM's sites, which
 // such a model does not have.
 
-// DefaultConfig is Keysers et al.'s LSTM+attention setting (App. E):
-// hidden size 512, 2 layers, dropout 0.4, the bidirectional LSTM encoder.
-// Should the encoder be switched to "transformer", it has as many layers
-// and 8 heads of 64 dimensions (Vaswani et al.'s head size).
+// Config is the LSTM family's architecture: the fields of a run's
+// models.Config (its config.json, whose field comments say more) that
+// lstm-attention and lstm-copy read. ConfigOf takes them from a run's
+// configuration.
+type Config struct {
+	// Variant is lstm-attention or lstm-copy.
+	Variant string
+	// Layers is the number of LSTM layers per stack; Dim the hidden size
+	// (and the embedding size).
+	Layers, Dim int
+	// Dropout is the drop probability of the dropout sites (lstm.go).
+	Dropout float64
+	// MaxSrcLen, MaxTgtLen, SrcVocab and TgtVocab size the batches and
+	// the embeddings.
+	MaxSrcLen, MaxTgtLen, SrcVocab, TgtVocab int
+	// Encoder is "lstm" (the bidirectional LSTM; also when empty) or
+	// "transformer": Transformer encoder layers (EncoderLayers of them, 0:
+	// Layers) with EncoderHeads heads and feed-forward size MLPDim.
+	Encoder                     string
+	EncoderLayers, EncoderHeads int
+	MLPDim                      int
+}
+
+// ConfigOf is the family's part of a run's configuration.
+func ConfigOf(c models.Config) Config {
+	return Config{Variant: c.Variant, Layers: c.Layers, Dim: c.Dim, Dropout: c.Dropout, MaxSrcLen: c.MaxSrcLen,
+		MaxTgtLen: c.MaxTgtLen, SrcVocab: c.SrcVocab, TgtVocab: c.TgtVocab, Encoder: c.Encoder,
+		EncoderLayers: c.EncoderLayers, EncoderHeads: c.EncoderHeads, MLPDim: c.MLPDim}
+}
+
+// EncoderLayerCount is the number of Transformer encoder layers:
+// EncoderLayers, or Layers when it is 0.
+func (c *Config) EncoderLayerCount() int {
+	if c.EncoderLayers == 0 {
+		return c.Layers
+	}
+	return c.EncoderLayers
+}
+
+// Validate reports the first field whose value this family cannot build
+// (models.Config.Validate checks the shared fields and that no field of
+// another family is set).
+func (c *Config) Validate() error {
+	switch {
+	case !models.IsLSTM(c.Variant):
+		return fmt.Errorf("model: %q is not an LSTM model", c.Variant)
+	case c.Layers < 1:
+		return fmt.Errorf("model: layers %d < 1", c.Layers)
+	case c.Dim < 1:
+		return fmt.Errorf("model: dim %d < 1", c.Dim)
+	case c.MLPDim < 1:
+		return fmt.Errorf("model: mlp_dim %d < 1", c.MLPDim)
+	}
+	switch c.Encoder {
+	case "", models.EncoderLSTM:
+		return nil
+	case models.EncoderTransformer:
+	default:
+		return fmt.Errorf("model: unknown encoder %q (known: %s, %s)", c.Encoder, models.EncoderLSTM, models.EncoderTransformer)
+	}
+	switch {
+	case c.EncoderLayers < 0:
+		return fmt.Errorf("model: encoder_layers %d < 0", c.EncoderLayers)
+	case c.EncoderHeads < 1 || c.Dim%c.EncoderHeads != 0:
+		return fmt.Errorf("model: dim %d must be a positive multiple of encoder_heads %d", c.Dim, c.EncoderHeads)
+	}
+	return nil
+}
+
+// DefaultConfig is a run's configuration in Keysers et al.'s LSTM+attention
+// setting (App. E): hidden size 512, 2 layers, dropout 0.4, the
+// bidirectional LSTM encoder. Should the encoder be switched to
+// "transformer", it has as many layers and 8 heads of 64 dimensions
+// (Vaswani et al.'s head size).
 func DefaultConfig(variant string) models.Config {
 	c := models.DefaultConfig()
 	c.Variant, c.Dim, c.Layers, c.Dropout = variant, 512, 2, 0.4
@@ -156,12 +226,13 @@ func DefaultConfig(variant string) models.Config {
 // New makes an lstm-attention or lstm-copy model with weights drawn
 // from seed. The copy model needs the vocabulary to tell which source
 // tokens are target tokens.
-func New(cfg models.Config, seed uint64, v *models.Vocab) (*Model, error) {
-	if err := cfg.Validate(); err != nil {
+func New(run models.Config, seed uint64, v *models.Vocab) (*Model, error) {
+	if err := run.Validate(); err != nil {
 		return nil, err
 	}
-	if !models.IsLSTM(cfg.Variant) {
-		return nil, fmt.Errorf("model: %q is not an LSTM model", cfg.Variant)
+	cfg := ConfigOf(run)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.SrcVocab <= models.UnkID || cfg.TgtVocab <= models.UnkID {
 		return nil, fmt.Errorf("model: vocabulary sizes %d / %d not set", cfg.SrcVocab, cfg.TgtVocab)

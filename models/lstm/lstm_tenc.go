@@ -26,16 +26,18 @@ import (
 // are built with.
 type tEncoder struct {
 	enc transformer.Encoder
-	// cfg is the LSTM's configuration with the encoder's heads and layer
-	// count in Heads and Layers, and no relative attention.
-	cfg models.Config
+	// cfg is the encoder's Transformer configuration: the LSTM's width,
+	// feed-forward size and dropout, the encoder's heads and layers,
+	// sinusoidal positions.
+	cfg transformer.Config
 }
 
 // newTEncoder adds the encoder's layers to p, in the Transformer's order
 // and with its initialisation, over the source embeddings srcEmb.
-func newTEncoder(p *models.Params, rng *rand.Rand, cfg models.Config, srcEmb int) *tEncoder {
-	tc := cfg
-	tc.Heads, tc.Layers, tc.Relative = cfg.EncoderHeads, cfg.EncoderLayerCount(), false
+func newTEncoder(p *models.Params, rng *rand.Rand, cfg Config, srcEmb int) *tEncoder {
+	tc := transformer.Config{Variant: cfg.Variant, Layers: cfg.EncoderLayerCount(), Heads: cfg.EncoderHeads, Dim: cfg.Dim,
+		MLPDim: cfg.MLPDim, Dropout: cfg.Dropout, Mask: "causal", MaxSrcLen: cfg.MaxSrcLen, MaxTgtLen: cfg.MaxTgtLen,
+		SrcVocab: cfg.SrcVocab, TgtVocab: cfg.TgtVocab}
 	return &tEncoder{enc: transformer.AddEncoder(p, rng, tc, tc.Layers, false, srcEmb), cfg: tc}
 }
 

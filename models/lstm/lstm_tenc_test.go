@@ -253,7 +253,10 @@ func TestEncoderConfigValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
 			tc.edit(&c)
-			err := c.Validate()
+			err := c.Validate() // the shared fields, then the family's
+			if lc := ConfigOf(c); err == nil && models.IsLSTM(c.Variant) {
+				err = lc.Validate()
+			}
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)

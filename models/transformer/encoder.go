@@ -19,7 +19,7 @@ type Encoder struct{ ids encoderIDs }
 // the names, shapes, order and initialisation of a Transformer's encoder
 // layers (cfg's Dim and MLPDim; rel: relative attention tables), over the
 // source embeddings srcEmb, drawing the weights from rng.
-func AddEncoder(p *models.Params, rng *rand.Rand, cfg models.Config, n int, rel bool, srcEmb int) Encoder {
+func AddEncoder(p *models.Params, rng *rand.Rand, cfg Config, n int, rel bool, srcEmb int) Encoder {
 	layers, ln := paramMaker{p: p, rng: rng, cfg: cfg}.encoder(n, rel)
 	return Encoder{encoderIDs{srcEmb: srcEmb, layers: layers, ln: ln, halt: [2]int{-1, -1}}}
 }
@@ -30,7 +30,7 @@ type EncoderGraph struct{ b *builder }
 // NewEncoderGraph starts the graph of enc over the parameters p, built
 // with cfg's Dim, Heads, Dropout and relative-attention settings. With
 // train its dropout ops draw from drop (nil: no dropout).
-func NewEncoderGraph(p *models.Params, cfg models.Config, enc Encoder, train bool, drop *ops.DropoutSource) *EncoderGraph {
+func NewEncoderGraph(p *models.Params, cfg Config, enc Encoder, train bool, drop *ops.DropoutSource) *EncoderGraph {
 	b := &builder{p: p, cfg: cfg, enc: enc.ids, g: G.NewGraph(), nodes: map[int]*G.Node{}, train: train}
 	b.drop = drop
 	return &EncoderGraph{b}

@@ -73,7 +73,7 @@ func gammaN(n int) float64 {
 // two products), then 5 (the final LayerNorms of encoder and decoder and
 // the output projection). The differences add. Like cmd/compbench's
 // crossTol, the bound assumes no amplification beyond each sum's scale.
-func stepTol(c models.Config, n int) float64 {
+func stepTol(c Config, n int) float64 {
 	n = max(n, c.Dim, c.MLPDim)
 	return 2 * float64(30*c.Layers+5) * gammaN(n)
 }

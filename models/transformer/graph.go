@@ -281,7 +281,7 @@ func FillPos(dst []float32, B, T, D int) {
 	}
 }
 
-func fillRel(dst []int, tq, tk int, bidirectional bool, cfg models.Config) {
+func fillRel(dst []int, tq, tk int, bidirectional bool, cfg Config) {
 	for i := 0; i < tq; i++ {
 		for j := 0; j < tk; j++ {
 			dst[i*tk+j] = attention.Bucket(i-j, bidirectional, cfg.RelBuckets, cfg.RelMaxDistance)

@@ -24,6 +24,82 @@ import (
 	"compbench/ops"
 )
 
+// Config is the Transformer family's architecture: the fields of a run's
+// models.Config (its config.json, whose field comments say more) that this
+// family reads. ConfigOf takes them from a run's configuration.
+type Config struct {
+	// Variant is the --model name (transformer, relative, the separator
+	// and mask variants, universal).
+	Variant string
+	// Layers is the number of encoder and of decoder layers (the
+	// Universal Transformer has one of each, applied UTSteps times).
+	Layers int
+	// Heads, Dim and MLPDim are the attention heads, the width and the
+	// feed-forward inner size.
+	Heads, Dim, MLPDim int
+	// Dropout is the drop probability on embeddings, sublayer outputs and
+	// the feed-forward hidden layer.
+	Dropout float64
+	// Relative replaces sinusoidal positions with learned relative biases
+	// over RelBuckets buckets up to RelMaxDistance (Shi et al. §4).
+	Relative                   bool
+	RelBuckets, RelMaxDistance int
+	// Separators ends every program part with a separator; Mask is the
+	// decoder self-attention mask (causal or decompositional, §4).
+	Separators bool
+	Mask       string
+	// MaxSrcLen, MaxTgtLen, SrcVocab and TgtVocab size the embeddings and
+	// the positions.
+	MaxSrcLen, MaxTgtLen, SrcVocab, TgtVocab int
+	// IOEncoder is "flat" (or empty) or "double" (ioencoder.go).
+	IOEncoder string
+	// UTSteps and ACT are the Universal Transformer's recurrent steps and
+	// adaptive computation time (universal.go); 0 and false otherwise.
+	UTSteps int
+	ACT     bool
+}
+
+// DefaultConfig is the paper-size model (Shi et al. App. C).
+func DefaultConfig() Config { return ConfigOf(models.DefaultConfig()) }
+
+// ConfigOf is the family's part of a run's configuration.
+func ConfigOf(c models.Config) Config {
+	return Config{Variant: c.Variant, Layers: c.Layers, Heads: c.Heads, Dim: c.Dim, MLPDim: c.MLPDim, Dropout: c.Dropout,
+		Relative: c.Relative, RelBuckets: c.RelBuckets, RelMaxDistance: c.RelMaxDistance, Separators: c.Separators,
+		Mask: c.Mask, MaxSrcLen: c.MaxSrcLen, MaxTgtLen: c.MaxTgtLen, SrcVocab: c.SrcVocab, TgtVocab: c.TgtVocab,
+		IOEncoder: c.IOEncoder, UTSteps: c.UTSteps, ACT: c.ACT}
+}
+
+// DoubleIO reports whether the model encodes I/O examples with double
+// attention.
+func (c *Config) DoubleIO() bool { return c.IOEncoder == models.IODouble }
+
+// Validate reports the first field whose value this family cannot build
+// (models.Config.Validate checks the fields every family shares, the mask
+// among them, and that no field of another family is set).
+func (c *Config) Validate() error {
+	switch {
+	case c.Layers < 1:
+		return fmt.Errorf("model: layers %d < 1", c.Layers)
+	case c.Heads < 1 || c.Dim < 1 || c.Dim%c.Heads != 0:
+		return fmt.Errorf("model: dim %d must be a positive multiple of heads %d", c.Dim, c.Heads)
+	case c.MLPDim < 1:
+		return fmt.Errorf("model: mlp_dim %d < 1", c.MLPDim)
+	case c.Relative && (c.RelBuckets < 2 || c.RelMaxDistance < c.RelBuckets):
+		return fmt.Errorf("model: rel_buckets %d / rel_max_distance %d: need 2 <= buckets <= max distance", c.RelBuckets, c.RelMaxDistance)
+	case c.Variant == models.Universal && c.UTSteps < 1:
+		return fmt.Errorf("model: ut_steps %d < 1", c.UTSteps)
+	case c.Variant == models.Universal && c.DoubleIO():
+		return fmt.Errorf("model: io_encoder %q is not available for the universal model", c.IOEncoder)
+	}
+	switch c.IOEncoder {
+	case "", models.IOFlat, models.IODouble:
+	default:
+		return fmt.Errorf("model: unknown io_encoder %q (want %q or %q)", c.IOEncoder, models.IOFlat, models.IODouble)
+	}
+	return nil
+}
+
 // Model is the encoder-decoder of Vaswani et al. (2017) in the
 // configuration of Shi et al. (§4, App. C). Decision (the paper does not
 // say): LayerNorm before each sublayer with a final LayerNorm per stack
@@ -31,7 +107,7 @@ import (
 // feed-forward, untied output projection, and no attention-weight dropout.
 type Model struct {
 	// Cfg is the validated configuration.
-	Cfg models.Config
+	Cfg Config
 	p   models.Params
 	// ids of the parameters, per layer.
 	srcEmb, tgtEmb, outW, outB int
@@ -76,7 +152,11 @@ type layerIDs struct {
 
 // New makes a model with weights drawn from seed (compbench's
 // generator, never Gorgonia's clock-seeded initialisers).
-func New(cfg models.Config, seed uint64) (*Model, error) {
+func New(run models.Config, seed uint64) (*Model, error) {
+	if err := run.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := ConfigOf(run)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -126,7 +206,7 @@ func New(cfg models.Config, seed uint64) (*Model, error) {
 type paramMaker struct {
 	p   *models.Params
 	rng *rand.Rand
-	cfg models.Config // Dim, MLPDim; RelBuckets and Heads with relative attention
+	cfg Config // Dim, MLPDim; RelBuckets and Heads with relative attention
 }
 
 // ln adds a LayerNorm's gain (ones) and bias (zeros).
@@ -190,9 +270,6 @@ func (pm paramMaker) crossLayer(name string) layerIDs {
 // Params are the model's weights.
 func (m *Model) Params() *models.Params { return &m.p }
 
-// Config returns the model configuration.
-func (m *Model) Config() models.Config { return m.Cfg }
-
 // encoderIDs are the parameters of an encoder stack: the source
 // embeddings, the layers and the final LayerNorm.
 type encoderIDs struct {
@@ -213,8 +290,8 @@ type builder struct {
 	// encoder), which uses p, cfg and enc only.
 	m     *Model
 	p     *models.Params
-	cfg   models.Config // Dim, Heads, Dropout and the relative attention settings
-	enc   encoderIDs    // what encodeStack reads
+	cfg   Config     // Dim, Heads, Dropout and the relative attention settings
+	enc   encoderIDs // what encodeStack reads
 	g     *G.ExprGraph
 	nodes map[int]*G.Node
 	train bool

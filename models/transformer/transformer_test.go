@@ -150,7 +150,7 @@ func TestUniversalOneStep(t *testing.T) {
 	bt := models.MakeBatch([]*models.Example{&ex[0], &ex[1], &ex[2]}, 4, 4) // a padding row
 	for _, steps := range []int{1, 3} {
 		t.Run(fmt.Sprintf("steps=%d", steps), func(t *testing.T) {
-			cfg := tr.Cfg
+			cfg := asRun(tr.Cfg)
 			if err := cfg.ApplyVariant(models.Universal); err != nil {
 				t.Fatal(err)
 			}
@@ -190,4 +190,15 @@ func TestUniversalOneStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// asRun is a run configuration holding c's fields (the reverse of
+// ConfigOf), for tests that build a variant of a model.
+func asRun(c Config) models.Config {
+	r := models.DefaultConfig()
+	r.Variant, r.Layers, r.Heads, r.Dim, r.MLPDim, r.Dropout = c.Variant, c.Layers, c.Heads, c.Dim, c.MLPDim, c.Dropout
+	r.Relative, r.RelBuckets, r.RelMaxDistance, r.Separators, r.Mask = c.Relative, c.RelBuckets, c.RelMaxDistance, c.Separators, c.Mask
+	r.MaxSrcLen, r.MaxTgtLen, r.SrcVocab, r.TgtVocab = c.MaxSrcLen, c.MaxTgtLen, c.SrcVocab, c.TgtVocab
+	r.IOEncoder, r.UTSteps, r.ACT = c.IOEncoder, c.UTSteps, c.ACT
+	return r
 }
