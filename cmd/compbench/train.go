@@ -54,7 +54,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.lr, "lr", 0, fmt.Sprintf("peak learning rate (config default %g)", d.LR))
 	fs.IntVar(&f.warmup, "warmup", 0, fmt.Sprintf("linear warmup steps before inverse square root decay, 0: constant lr (config default %d; LSTM models %d)", d.Warmup, l.Warmup))
 	fs.StringVar(&f.schedule, "schedule", "", "learning-rate `KIND`: rsqrt (linear warmup, then inverse square root; Shi et al.) or polynomial (linear warmup, then linear decay to 0 at --steps; Bogin et al.'s fine-tuning) (config default rsqrt; --init: polynomial)")
-	fs.StringVar(&f.prefix, "prefix", "", "`TEXT` put before every source, e.g. a T5 task prefix such as \"semantic parse: \" (recorded in config.json; predict and finetune use it too)")
+	fs.StringVar(&f.prefix, "prefix", "", "`TEXT` put before every source, e.g. a T5 task prefix such as \"semantic parse: \", or task:NAME for the prefix the --init folder's config.json gives task NAME (recorded in config.json as text; predict and finetune use it too)")
 	fs.Float64Var(&f.weightDecay, "weight-decay", 0, "AdamW's decoupled weight decay on every weight (0: Adam)")
 	fs.Float64Var(&f.smoothing, "label-smoothing", 0, "label smoothing")
 	fs.Float64Var(&f.clip, "clip", 0, fmt.Sprintf("global gradient-norm limit, 0: none (config default %g)", d.ClipNorm))
@@ -110,20 +110,20 @@ func (f *trainFlags) apply(fs *flag.FlagSet, cfg *train.Config) error {
 var architectureFlags = []string{"layers", "heads", "dim", "mlp", "dropout", "encoder", "encoder-layers", "encoder-heads", "ut-steps", "act", "io-encoder"}
 
 // pretrainedFolder checks --init hf:DIR and returns the folder's absolute
-// path and model type.
-func pretrainedFolder(init string) (dir, modelType string, err error) {
+// path and the folder.
+func pretrainedFolder(init string) (string, *pretrained.Folder, error) {
 	dir, ok := strings.CutPrefix(init, "hf:")
 	if !ok || dir == "" {
-		return "", "", usagef("train: --init %q: want hf:DIR, a Hugging Face folder (config.json, model.safetensors, tokenizer files)", init)
+		return "", nil, usagef("train: --init %q: want hf:DIR, a Hugging Face folder (config.json, model.safetensors, tokenizer files)", init)
 	}
 	f, err := pretrained.Open(dir)
 	if err != nil {
-		return "", "", fmt.Errorf("--init: %w", err)
+		return "", nil, fmt.Errorf("--init: %w", err)
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
-		return "", "", err
+		return "", nil, err
 	}
-	return dir, f.Config.ModelType, nil
+	return dir, f, nil
 }
 
 // configFlags are the train and run flags that set config.json keys; the
@@ -308,10 +308,20 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	if *resume && (*initEnc != "" || *initFrom != "") {
 		return usagef("train: --init and --init-encoder start a new run; --resume continues from the run's own weights")
 	}
+	task, byTask := strings.CutPrefix(tf.prefix, "task:")
+	if byTask && *initFrom == "" {
+		return usagef("train: --prefix task:%s reads the task's prefix from a pretrained folder: give --init hf:DIR", task)
+	}
 	if *initFrom != "" {
-		dir, typ, err := pretrainedFolder(*initFrom)
+		dir, f, err := pretrainedFolder(*initFrom)
 		if err != nil {
 			return err
+		}
+		typ := f.Config.ModelType
+		if byTask {
+			if tf.prefix, err = f.TaskPrefix(task); err != nil {
+				return fmt.Errorf("--prefix: %w", err)
+			}
 		}
 		if isSet(fs, "model") && tf.model != typ {
 			return usagef("train: --model %s, but %s holds a %s model", tf.model, dir, typ)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,65 @@ func TestTrainPretrainedErrors(t *testing.T) {
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("a refused command left %s", out)
+			}
+		})
+	}
+}
+
+// TestTrainPretrainedTaskPrefix: --prefix task:NAME takes the prefix the
+// folder's config.json gives the task, and config.json records the text.
+func TestTrainPretrainedTaskPrefix(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "d.jsonl")
+	if err := os.WriteFile(file, []byte(pretrainedRecords), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hf := filepath.Join(dir, "t5")
+	if err := os.Mkdir(hf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.json"} {
+		b, err := os.ReadFile(filepath.Join(fixture("t5-tiny"), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "config.json" {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["task_specific_params"] = map[string]any{"walk_it": map[string]any{"prefix": "walk left "}, "none": map[string]any{}}
+			if b, err = json.Marshal(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(hf, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := []string{"train", "--init", "hf:" + hf, "--train", file, "--steps", "1", "--batch", "2"}
+	run := filepath.Join(dir, "run")
+	if out, errs, code := runCLI(t, append(base, "--prefix", "task:walk_it", "--out", run)...); code != 0 {
+		t.Fatalf("train: exit %d\n%s\n%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(run, "config.json")); err != nil || !strings.Contains(string(b), `"prefix": "walk left "`) {
+		t.Errorf("config.json does not record the task's prefix (%v):\n%s", err, b)
+	}
+	for _, tc := range []struct {
+		name, prefix, want string
+		code               int
+		init               bool
+	}{
+		{"unknown task", "task:summarize", "no prefix for task \"summarize\" (tasks with one: [walk_it])", 1, true},
+		{"no folder", "task:walk_it", "give --init hf:DIR", 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"train", "--train", file, "--steps", "1", "--prefix", tc.prefix, "--out", filepath.Join(dir, "bad")}
+			if tc.init {
+				args = append(args, "--init", "hf:"+hf)
+			}
+			if _, errs, code := runCLI(t, args...); code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, %q; want %d and %q", code, errs, tc.code, tc.want)
 			}
 		})
 	}

@@ -423,3 +423,29 @@ func tokenizerSize(dir, modelType string) (n int, err error) {
 	}
 	return maxID + 1, nil
 }
+
+// TaskPrefix is the source prefix config.json gives task under
+// task_specific_params (t5-small's "translation_en_to_de": "translate
+// English to German: "), the prefix the model was pretrained with for it.
+func (f *Folder) TaskPrefix(task string) (string, error) {
+	var probe struct {
+		Tasks map[string]struct {
+			Prefix *string `json:"prefix"`
+		} `json:"task_specific_params"`
+	}
+	if err := json.Unmarshal(f.RawConfig, &probe); err != nil {
+		return "", fmt.Errorf("%s: config.json: %w", f.Dir, err)
+	}
+	t, ok := probe.Tasks[task]
+	if !ok || t.Prefix == nil {
+		known := make([]string, 0, len(probe.Tasks))
+		for name, t := range probe.Tasks {
+			if t.Prefix != nil {
+				known = append(known, name)
+			}
+		}
+		sort.Strings(known)
+		return "", fmt.Errorf("%s: config.json's task_specific_params has no prefix for task %q (tasks with one: %v)", f.Dir, task, known)
+	}
+	return *t.Prefix, nil
+}
