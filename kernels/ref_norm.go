@@ -88,12 +88,19 @@ func LayerNormGradXRef(n, d int, eps float32, x, gamma, dy, dx []float32) {
 // LayerNormGradGammaRef computes ops' LayerNormGradGamma: dgamma [D] =
 // Σ_rows dy * xhat, in SumRowsRef's chunked order.
 func LayerNormGradGammaRef(n, d int, eps float32, x, dy, dgamma []float32) {
+	chunkedGamma(n, d, eps, x, dy, dgamma, LayerNormGammaAccRef)
+}
+
+// chunkedGamma sums a norm's gain gradient in SumRowsRef's chunked order:
+// acc over each chunk of SumChunk rows into a partial sum, the partial
+// sums added in chunk order.
+func chunkedGamma(n, d int, eps float32, x, dy, dgamma []float32, acc func(n, d int, eps float32, x, dy, acc []float32)) {
 	clear(dgamma[:d])
 	part := make([]float32, d)
 	for c := 0; c*SumChunk < n; c++ {
 		clear(part)
 		lo, hi := c*SumChunk, min((c+1)*SumChunk, n)
-		LayerNormGammaAccRef(hi-lo, d, eps, x[lo*d:hi*d], dy[lo*d:hi*d], part)
+		acc(hi-lo, d, eps, x[lo*d:hi*d], dy[lo*d:hi*d], part)
 		AddRowsRef(1, d, part, dgamma)
 	}
 }
@@ -287,14 +294,7 @@ func RMSNormGradXRef(n, d int, eps float32, x, gamma, dy, dx []float32) {
 // RMSNormGradGammaRef computes ops' RMSNormGradGamma: dgamma [D] = Σ_rows
 // dy * x * r, in SumRowsRef's chunked order.
 func RMSNormGradGammaRef(n, d int, eps float32, x, dy, dgamma []float32) {
-	clear(dgamma[:d])
-	part := make([]float32, d)
-	for c := 0; c*SumChunk < n; c++ {
-		clear(part)
-		lo, hi := c*SumChunk, min((c+1)*SumChunk, n)
-		RMSNormGammaAccRef(hi-lo, d, eps, x[lo*d:hi*d], dy[lo*d:hi*d], part)
-		AddRowsRef(1, d, part, dgamma)
-	}
+	chunkedGamma(n, d, eps, x, dy, dgamma, RMSNormGammaAccRef)
 }
 
 // RMSNormGammaAccRef adds Σ_rows dy * x * r of x, dy [N,D] into acc [D] in

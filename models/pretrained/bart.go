@@ -150,7 +150,7 @@ func (b *bartBuilder) stack(name string, ids *G.Node, L int, mem *G.Node) *G.Nod
 	if c.ScaleEmbedding && b.err == nil {
 		x = b.must(G.HadamardProd(G.NewConstant(float32(math.Sqrt(float64(c.DModel)))), x)) // [B*L, D]
 	}
-	pos := g.Step.posOr(nil)
+	pos := g.Step.pos()
 	if pos == nil {
 		posIDs := make([]int, g.B*L)
 		for i := range posIDs {

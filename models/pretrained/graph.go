@@ -163,10 +163,10 @@ func newGraph(B, S, T, d int, part Part) *Graph {
 	return g
 }
 
-// posOr is a Step graph's position input, or def outside Step graphs.
-func (st *StepIO) posOr(def *G.Node) *G.Node {
-	if st == nil || st.Pos == nil {
-		return def
+// pos is a Step graph's position input; nil outside Step graphs.
+func (st *StepIO) pos() *G.Node {
+	if st == nil {
+		return nil
 	}
 	return st.Pos
 }

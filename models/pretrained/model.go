@@ -54,8 +54,6 @@ func (m *BART) config() Config         { return m.Cfg }
 // incremental, with a key/value cache (decode.go).
 type Model struct {
 	net network
-	// Tok is the tokenizer.
-	Tok *Tokenizer
 	ids idMap
 	// MaxGraphs bounds the graphs (and engine programs) kept.
 	MaxGraphs int
@@ -89,7 +87,7 @@ func New(cfg models.Config, seed uint64, v *models.Vocab) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{net: net, Tok: tok, MaxGraphs: 8, graphs: map[graphKey]*compiled{}, seed: seed}
+	m := &Model{net: net, MaxGraphs: 8, graphs: map[graphKey]*compiled{}, seed: seed}
 	if m.ids, err = newIDMap(f, tok); err != nil {
 		return nil, err
 	}
