@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Slurm are the job array's settings; empty ones are left to the
@@ -31,7 +32,8 @@ type Slurm struct {
 
 var slurmTime = regexp.MustCompile(`^(\d+-)?\d{1,3}(:\d\d){0,2}$`)
 
-// Check refuses values sbatch would refuse later, on the login node.
+// Check refuses values sbatch would refuse later, on the login node, and
+// values an #SBATCH line cannot carry (CheckDirective).
 func (s Slurm) Check() error {
 	if s.Time != "" && !slurmTime.MatchString(s.Time) {
 		return fmt.Errorf("--time %q: want HH:MM:SS or D-HH:MM:SS", s.Time)
@@ -39,15 +41,54 @@ func (s Slurm) Check() error {
 	if s.CPUs < 0 || s.MaxRunning < 0 {
 		return errors.New("--cpus-per-task and --max-running must be >= 0")
 	}
-	for _, v := range []string{s.Partition, s.Gres, s.Mem} {
-		if strings.ContainsAny(v, " \n'\"") {
-			return fmt.Errorf("slurm option %q: no spaces or quotes", v)
+	for _, o := range []struct{ flag, v string }{{"--partition", s.Partition}, {"--gres", s.Gres}, {"--mem", s.Mem}} {
+		if err := CheckDirective(o.flag, o.v); err != nil {
+			return err
 		}
 	}
 	for _, e := range s.Extra {
-		if !strings.HasPrefix(e, "-") || strings.Contains(e, "\n") {
+		if !strings.HasPrefix(e, "-") {
 			return fmt.Errorf("--sbatch-arg %q: want one sbatch option such as --account=lab", e)
 		}
+		if err := CheckDirective("--sbatch-arg", e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckDirective refuses a value that an #SBATCH line cannot carry as
+// written. Such a line cannot be quoted for the shell: a line break would
+// end the directive and make the rest a command of the job, and sbatch
+// reads the line's words itself, splitting at blanks and taking quotes,
+// backslashes and # (a comment) as syntax.
+func CheckDirective(what, v string) error {
+	for _, r := range v {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return fmt.Errorf("%s %q: holds a control character (a line break, tab or NUL), which an #SBATCH line cannot carry", what, v)
+		case unicode.IsSpace(r):
+			return fmt.Errorf("%s %q: holds a blank, which would split the #SBATCH line's option", what, v)
+		case strings.ContainsRune(`'"\#`, r):
+			return fmt.Errorf("%s %q: holds %q, which sbatch reads as syntax on an #SBATCH line", what, v, r)
+		}
+	}
+	return nil
+}
+
+// CheckOut refuses an output folder whose absolute path the job array's
+// #SBATCH --output line cannot carry: CheckDirective's characters, and %,
+// which Slurm expands in file names (%A, %a, %j).
+func CheckOut(out string) error {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if err := CheckDirective("--out", abs); err != nil {
+		return fmt.Errorf("%w; choose an --out whose absolute path has none", err)
+	}
+	if strings.Contains(abs, "%") {
+		return fmt.Errorf("--out %q: holds %%, which Slurm expands in the #SBATCH --output file name; choose an --out whose absolute path has none", abs)
 	}
 	return nil
 }
@@ -60,9 +101,21 @@ func Script(self, out, name string, cells []Cell, todo []int, s Slurm) (string, 
 	if len(todo) == 0 {
 		return "", errors.New("no cells to submit")
 	}
+	if err := CheckOut(out); err != nil {
+		return "", err
+	}
+	if err := s.Check(); err != nil {
+		return "", err
+	}
 	out, err := filepath.Abs(out)
 	if err != nil {
 		return "", err
+	}
+	// The exec line quotes the binary's path for the shell; a NUL cannot be
+	// quoted, and no line break is let in, so that every line of the script
+	// is one directive or one command.
+	if strings.ContainsFunc(self, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", fmt.Errorf("the compbench binary's path %q holds a control character, which the sbatch script does not carry", self)
 	}
 	ids := make([]string, len(todo))
 	for i, t := range todo {
@@ -110,8 +163,14 @@ func Script(self, out, name string, cells []Cell, todo []int, s Slurm) (string, 
 	return b.String(), nil
 }
 
+var shellWord = regexp.MustCompile(`^[A-Za-z0-9_./=+:-]+$`)
+
+// shellQuote makes s one word for bash: left bare when it holds nothing
+// the shell reads as syntax, else in single quotes, inside which nothing is
+// special but the single quote itself: each closes the quotes, is written
+// escaped (\') and reopens them.
 func shellQuote(s string) string {
-	if regexp.MustCompile(`^[A-Za-z0-9_./=+:-]+$`).MatchString(s) {
+	if shellWord.MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

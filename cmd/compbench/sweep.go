@@ -77,6 +77,11 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	if err := sl.Check(); err != nil {
 		return usagef("sweep: %v", err)
 	}
+	if *slurm {
+		if err := sweep.CheckOut(*out); err != nil {
+			return usagef("sweep: %v", err)
+		}
+	}
 	spec, err := sweep.Load(*file)
 	if err != nil {
 		return usagef("sweep: %v", err)
@@ -171,7 +176,7 @@ func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl swe
 	}
 	script, err := sweep.Script(self, out, spec.Name, cells, todo, sl)
 	if err != nil {
-		return err
+		return fmt.Errorf("sweep: %w", err)
 	}
 	path := filepath.Join(out, "sweep.sbatch")
 	if err := writeAtomic(path, []byte(script)); err != nil {
