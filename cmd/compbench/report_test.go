@@ -89,3 +89,106 @@ func TestReportHTMLChromium(t *testing.T) {
 		})
 	}
 }
+
+// reportSweep runs a one-cell sweep into dir/out and returns OUT and the
+// cell's folder.
+func reportSweep(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	sweepEnv(t)
+	spec := tinySweep(t, dir, map[string]string{"d": tinyData(t)}, []string{"transformer"}, "1", 2, 2)
+	out := filepath.Join(dir, "out")
+	if _, errs, code := runCLI(t, "sweep", "--file", spec, "--out", out, "--local"); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errs)
+	}
+	return out, filepath.Join(out, "cells", "d.transformer.seed1")
+}
+
+// TestReportOutputs: report replaces an existing --out or --plots SVG only
+// with --force, and never writes into the sweep or run it reads, even with
+// --force and however the path is spelled. A refused report changes and
+// leaves no file anywhere; one that writes writes all its files.
+func TestReportOutputs(t *testing.T) {
+	dir := t.TempDir()
+	out, cell := reportSweep(t, dir)
+	elsewhere := filepath.Join(dir, "elsewhere")
+	os.MkdirAll(elsewhere, 0o755)
+	if err := os.Symlink(out, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	// dir/celllink/../../sweep.json is OUT/sweep.json, not dir/../sweep.json.
+	if err := os.Symlink(cell, filepath.Join(dir, "celllink")); err != nil {
+		t.Fatal(err)
+	}
+	existing := writeFile(t, elsewhere, "old.md", "keep me\n")
+	oldPlots := filepath.Join(elsewhere, "plots")
+	os.MkdirAll(oldPlots, 0o755)
+	oldSVG := writeFile(t, oldPlots, "loss-d_transformer.svg", "keep me\n")
+	inside := "never writes into the sweep or run it reads"
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"--out over sweep.json", []string{out, "--out", filepath.Join(out, "sweep.json"), "--force"}, 2, inside},
+		{"--out over result.json", []string{out, "--out", filepath.Join(cell, "result.json"), "--force"}, 2, inside},
+		{"--out over config.json", []string{out, "--out", filepath.Join(cell, "config.json"), "--force"}, 2, inside},
+		{"--out over state.json", []string{out, "--out", filepath.Join(cell, "state.json"), "--force"}, 2, inside},
+		{"--out over metrics.jsonl", []string{out, "--out", filepath.Join(cell, "metrics.jsonl"), "--force"}, 2, inside},
+		{"--out over a checkpoint", []string{out, "--out", filepath.Join(cell, "model.safetensors"), "--force"}, 2, inside},
+		{"--out new file in the sweep", []string{out, "--out", filepath.Join(out, "report.md")}, 2, inside},
+		{"--out through a link to the sweep", []string{out, "--out", filepath.Join(dir, "link", "sweep.json"), "--force"}, 2, inside},
+		{"--out spelled with ..", []string{out, "--out", elsewhere + "/../out/cells/../sweep.json", "--force"}, 2, inside},
+		{"--out through a link then ..", []string{out, "--out", filepath.Join(dir, "celllink") + "/../../sweep.json", "--force"}, 2, inside},
+		{"--out as the sweep folder", []string{out, "--out", out, "--force"}, 2, inside},
+		{"--out into the run reported", []string{cell, "--out", filepath.Join(cell, "config.json"), "--force"}, 2, inside},
+		{"--plots in the sweep", []string{out, "--plots", filepath.Join(out, "plots"), "--force"}, 2, inside},
+		{"--plots in a cell", []string{out, "--format", "html", "--plots", cell, "--force"}, 2, inside},
+		{"--out exists", []string{out, "--out", existing}, 1, "pass --force"},
+		{"--plots SVG exists", []string{out, "--plots", oldPlots, "--out", filepath.Join(elsewhere, "new.md")}, 1, "pass --force"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := snapshot(t, dir)
+			_, errs, code := runCLI(t, append([]string{"report"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errs, tc.msg) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want %d and one line with %q", code, errs, tc.code, tc.msg)
+			}
+			after := snapshot(t, dir)
+			for p, b := range before {
+				if a, ok := after[p]; !ok || a != b {
+					t.Errorf("%s changed or vanished", p)
+				}
+			}
+			for p := range after {
+				if _, ok := before[p]; !ok {
+					t.Errorf("left %s behind", p)
+				}
+			}
+			if exists(filepath.Join(out, "plots")) {
+				t.Errorf("made %s", filepath.Join(out, "plots"))
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		files []string // written, each holding a report or a plot
+	}{
+		{"--force replaces --out", []string{out, "--out", existing, "--force"}, []string{existing}},
+		{"--force replaces plots", []string{out, "--plots", oldPlots, "--force"}, []string{oldSVG}},
+		{"new files beside the sweep", []string{out, "--format", "html", "--out", filepath.Join(dir, "r.html"), "--plots", filepath.Join(dir, "plots")},
+			[]string{filepath.Join(dir, "r.html"), filepath.Join(dir, "plots", "loss-d_transformer.svg")}},
+		{"a device", []string{out, "--out", os.DevNull}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, errs, code := runCLI(t, append([]string{"report"}, tc.args...)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for _, f := range tc.files {
+				if b, err := os.ReadFile(f); err != nil || string(b) == "keep me\n" {
+					t.Errorf("%s: %q, %v; want the report's", f, b, err)
+				}
+			}
+		})
+	}
+}
