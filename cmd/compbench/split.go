@@ -132,6 +132,16 @@ The grammar and nls methods take flags of their own: see
 	if *threshold < 0 {
 		return usagef("split: --threshold %d: want 0 (use --test-frac) or a length in tokens", *threshold)
 	}
+	switch {
+	case *by != "input" && *by != "output":
+		return usagef("split: --by %q: want input or output", *by)
+	case *kTrain < 0 || *kTest < 0 || *maxTries < 1:
+		return usagef("split: --k-train %d, --k-test %d, --max-tries %d: want caps >= 0 (0: all) and tries >= 1", *kTrain, *kTest, *maxTries)
+	case *steps < 0:
+		return usagef("split: --swaps %d: want >= 0 (0: 20 per example)", *steps)
+	case *buckets < 0:
+		return usagef("split: --len-buckets %d: want >= 0 (0: off)", *buckets)
+	}
 	if method == "likelihood" && *scores == "" {
 		return usagef("split: likelihood needs --scores")
 	}
@@ -147,6 +157,9 @@ The grammar and nls methods take flags of their own: see
 		job.Compounds.Keep = split.MCDCompoundKeep(len(job.Pool))
 	}
 	if method == "likelihood" {
+		if *buckets > len(job.Pool) {
+			return usagef("split: --len-buckets %d: want at most the pool's %d examples", *buckets, len(job.Pool))
+		}
 		if job.Scores, err = split.LoadScores(*scores); err != nil {
 			return err
 		}

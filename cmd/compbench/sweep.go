@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -84,7 +85,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	}
 	spec, err := sweep.Load(*file)
 	if err != nil {
-		return usagef("sweep: %v", err)
+		return specError("sweep", err)
 	}
 	var one sweep.Cell
 	if *cell != "" {
@@ -131,6 +132,17 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	}
 	fmt.Fprintf(stdout, "sweep: %d cells finished in %s; compbench report %s tabulates them\n", n.Total, *out, *out)
 	return nil
+}
+
+// specError sorts a sweep file's error: a file that cannot be read
+// (missing, a folder, unreadable) is a failure, exit status 1; one that
+// reads but is wrong is a usage error, status 2.
+func specError(prefix string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	return usagef("%s: %v", prefix, err)
 }
 
 // recordSpec writes the resolved sweep file to OUT/sweep.json, or checks
@@ -199,7 +211,7 @@ func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl swe
 func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
 	spec, err := sweep.LoadRecorded(out)
 	if err != nil {
-		return usagef("sweep: --status: %v", err)
+		return specError("sweep: --status", err)
 	}
 	q := sweep.Queue(ctx, out)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,11 +412,21 @@ func exists(p string) bool {
 }
 
 // writeAtomic writes a file by renaming a complete temporary over it, so a
-// reader (the report, a resumed sweep) never sees half of it.
+// reader (the report, a resumed sweep) never sees half of it. The
+// temporary is created with mode 0666 less the umask, as os.WriteFile
+// would (os.CreateTemp's 0600 would hide the results from the lab).
 func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
+	var tmp *os.File
+	for tries := 0; ; tries++ {
+		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+strconv.FormatUint(rand.Uint64(), 10))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			tmp = f
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || tries == 100 {
+			return err
+		}
 	}
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
