@@ -7,54 +7,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
-// maxLine bounds one JSONL line; CFQ records with rule trees reach ~100 kB.
+// maxLine bounds one line of a record file; CFQ records with rule trees
+// reach ~100 kB.
 const maxLine = 64 << 20
 
-// ReadRecords reads a JSONL file of records. Blank lines are skipped. It
+// DecodeRecords reads JSONL records from r. Blank lines are skipped. It
 // fails on malformed JSON, a missing id, or an id that repeats, naming the
-// file and line.
-func ReadRecords(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := DecodeRecords(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: no records (empty file)", path)
-	}
-	return recs, nil
-}
-
-// DecodeRecords reads JSONL records from r; see ReadRecords.
+// line.
 func DecodeRecords(r io.Reader) ([]Record, error) {
 	var recs []Record
-	seen := map[string]int{}
-	err := EachLine(r, func(line int, p []byte) error {
-		var rec Record
-		if err := json.Unmarshal(p, &rec); err != nil {
-			return fmt.Errorf("not a JSON record: %w", err)
-		}
-		if rec.ID == "" {
-			return errors.New(`record has no "id"`)
-		}
-		if prev, ok := seen[rec.ID]; ok {
-			return fmt.Errorf("id %q repeats (first on line %d)", rec.ID, prev)
-		}
-		seen[rec.ID] = line
-		recs = append(recs, rec)
+	err := Decode(r, FormatJSONL, "", func(rec *Record) error {
+		recs = append(recs, *rec)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return recs, nil
+}
+
+// jsonlRecord decodes one JSONL line; seen maps the ids so far to their
+// lines.
+func jsonlRecord(line int, s string, seen map[string]int) (Record, error) {
+	var rec Record
+	if err := json.Unmarshal([]byte(s), &rec); err != nil {
+		return Record{}, fmt.Errorf("not a JSON record: %w", err)
+	}
+	if rec.ID == "" {
+		return Record{}, errors.New(`record has no "id"`)
+	}
+	if prev, ok := seen[rec.ID]; ok {
+		return Record{}, fmt.Errorf("id %q repeats (first on line %d)", rec.ID, prev)
+	}
+	seen[rec.ID] = line
+	return rec, nil
 }
 
 // EachLine calls fn with the 1-based number and the trimmed bytes of every
@@ -75,13 +63,7 @@ func EachLine(r io.Reader, fn func(line int, p []byte) error) error {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("line %d: longer than %d bytes", line+1, maxLine)
-		}
-		return err
-	}
-	return nil
+	return scanErr(sc, line)
 }
 
 // Encoder writes records as JSONL.

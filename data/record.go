@@ -19,6 +19,9 @@ type Record struct {
 	Input string
 	// Output is the model's target string, tokens separated by single spaces.
 	Output string
+	// Category is the example's group in a published evaluation (COGS: its
+	// generalization case, or in_distribution), for results by group.
+	Category string
 	// Parts is the output split into program parts, in output order (SCAN).
 	Parts []string
 	// Tree is the derivation of the example (SCAN: grammar rules applied).
@@ -52,7 +55,7 @@ func RequireText(recs []Record, output bool) error {
 
 // knownKeys are the fields Record decodes itself.
 var knownKeys = map[string]bool{
-	"id": true, "input": true, "output": true, "parts": true, "tree": true,
+	"id": true, "input": true, "output": true, "category": true, "parts": true, "tree": true,
 	"inputs": true, "outputs": true, "program": true,
 }
 
@@ -74,6 +77,10 @@ func (r *Record) appendJSON(b *bytes.Buffer) error {
 	writeString(b, r.Input)
 	writeKey(b, "output", false)
 	writeString(b, r.Output)
+	if r.Category != "" {
+		writeKey(b, "category", false)
+		writeString(b, r.Category)
+	}
 	if r.Parts != nil {
 		writeKey(b, "parts", false)
 		writeStrings(b, r.Parts)
@@ -137,7 +144,7 @@ func (r *Record) UnmarshalJSON(p []byte) error {
 		dst any
 	}{
 		{"id", &r.ID}, {"input", &r.Input}, {"output", &r.Output},
-		{"parts", &r.Parts}, {"tree", &r.Tree}, {"inputs", &r.Inputs},
+		{"category", &r.Category}, {"parts", &r.Parts}, {"tree", &r.Tree}, {"inputs", &r.Inputs},
 		{"outputs", &r.Outputs},
 	} {
 		if err := get(f.key, f.dst); err != nil {

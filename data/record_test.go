@@ -23,6 +23,9 @@ func TestRecordRoundTrip(t *testing.T) {
 			`{"id":"c","input":"x","output":"y","inputs":["a b"],"outputs":["A"],"program":[["GetToken","ALPHANUM",3]]}`},
 		{"escapes", Record{ID: "d\"q", Input: "tab\there <&>", Output: "é"},
 			`{"id":"d\"q","input":"tab\there <&>","output":"é"}`},
+		{"category", Record{ID: "f", Input: "A cat ran .", Output: "cat ( x _ 1 )", Category: "cp_recursion", Parts: []string{"p"},
+			Extra: map[string]json.RawMessage{"aaa": json.RawMessage(`true`)}},
+			`{"id":"f","input":"A cat ran .","output":"cat ( x _ 1 )","category":"cp_recursion","parts":["p"],"aaa":true}`},
 		{"extra fields sorted", Record{ID: "e", Extra: map[string]json.RawMessage{"zeta": json.RawMessage(`1`), "alpha": json.RawMessage(`{"k": [1, 2]}`)}},
 			`{"id":"e","input":"","output":"","alpha":{"k":[1,2]},"zeta":1}`},
 	}
@@ -76,6 +79,21 @@ func TestDecodeRecordsErrors(t *testing.T) {
 	}
 }
 
+// TestDecodeCategory: "category" is a field of its own (a string; null is
+// none); other unknown keys still go to Extra.
+func TestDecodeCategory(t *testing.T) {
+	recs, err := DecodeRecords(strings.NewReader(`{"id":"a","category":"pp_recursion","zeta":1}` + "\n" + `{"id":"b","category":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Category != "pp_recursion" || len(recs[0].Extra) != 1 || string(recs[0].Extra["zeta"]) != "1" || recs[1].Category != "" || recs[1].Extra != nil {
+		t.Fatalf("got %+v", recs)
+	}
+	if _, err := DecodeRecords(strings.NewReader(`{"id":"a","category":3}`)); err == nil || !strings.Contains(err.Error(), `line 1: not a JSON record: field "category"`) {
+		t.Fatalf("a number as category: error %v", err)
+	}
+}
+
 func TestDecodeRecordsSkipsBlankLines(t *testing.T) {
 	recs, err := DecodeRecords(strings.NewReader("\n{\"id\":\"a\"}\n   \n{\"id\":\"b\",\"cfq\":true}\n"))
 	if err != nil {
@@ -90,6 +108,7 @@ func FuzzDecodeRecords(f *testing.F) {
 	f.Add(`{"id":"a","input":"x","output":"y","tree":{"label":"r","children":[{"label":"s"}]}}`)
 	f.Add(`{"id":"a","program":[["Trim"]],"extra":[1,2,{"k":null}]}`)
 	f.Add("{\"id\":\"a\"}\n{\"id\":\"b\"}")
+	f.Add(`{"id":"a","category":"cp_recursion","z":0}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		recs, err := DecodeRecords(strings.NewReader(s))
 		if err != nil {

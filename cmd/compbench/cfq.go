@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -50,7 +49,7 @@ Split indexes count examples in file order: dataset.json array elements,
 tasks.txt lines, JSONL records. CFQ questions and queries get the baselines'
 preprocessing; by default the entity-masked pattern fields are used.`, stderr)
 	in := fs.String("in", "", "input file (required)")
-	format := fs.String("format", "auto", "input format: cfq (dataset.json), scan (tasks.txt), jsonl, or auto (by extension: .json, .txt, else jsonl)")
+	format := fs.String("format", "auto", "input format: cfq (dataset.json), scan (tasks.txt), tsv, jsonl, or auto (by extension: .json, .txt, .tsv, else jsonl)")
 	out := fs.String("out", "", "write every record here (JSONL)")
 	splitPath := fs.String("split", "", "published split file {\"trainIdxs\",\"devIdxs\",\"testIdxs\"}")
 	outDir := fs.String("out-dir", "", "folder for the split's train/dev/test JSONL (with --split)")
@@ -84,11 +83,13 @@ preprocessing; by default the entity-masked pattern fields are used.`, stderr)
 			kind = "cfq"
 		case ".txt":
 			kind = "scan"
+		case ".tsv":
+			kind = "tsv"
 		default:
 			kind = "jsonl"
 		}
 	}
-	if kind != "cfq" && kind != "scan" && kind != "jsonl" {
+	if kind != "cfq" && kind != "scan" && kind != "tsv" && kind != "jsonl" {
 		return usagef("cfq import: unknown --format %q", *format)
 	}
 	outs := files("--out", *out)
@@ -197,9 +198,9 @@ func importRecords(ctx context.Context, path, kind string, cfg cfq.Config, emit 
 	br := bufio.NewReaderSize(f, 1<<20)
 	switch kind {
 	case "scan":
-		return scan.ReadText(br, func(rec *data.Record) error { return emit(rec) })
-	case "jsonl":
-		return readJSONL(ctx, br, emit)
+		return decodeRecords(ctx, br, path, scan.TextFormat, emit)
+	case "tsv", "jsonl":
+		return decodeRecords(ctx, br, path, kind, emit)
 	}
 	r, err := cfq.NewReader(br)
 	if err != nil {
@@ -236,42 +237,28 @@ func importRecords(ctx context.Context, path, kind string, cfg cfq.Config, emit 
 	return nil
 }
 
-// readJSONL streams records one line at a time, checking ids as
-// data.ReadRecords does.
-func readJSONL(ctx context.Context, r io.Reader, emit func(*data.Record) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	seen := map[string]int{}
-	line := 0
-	for sc.Scan() {
-		line++
-		p := strings.TrimSpace(sc.Text())
-		if p == "" {
-			continue
+// decodeRecords streams the records of r, read from path in format, to
+// emit through data's reader (ids as data.ReadRecords gives them),
+// stopping when ctx ends.
+func decodeRecords(ctx context.Context, r io.Reader, path, format string, emit func(*data.Record) error) error {
+	n := 0
+	var emitErr error
+	err := data.Decode(r, format, data.IDPrefix(path), func(rec *data.Record) error {
+		n++
+		if n%1024 == 0 && ctx.Err() != nil {
+			emitErr = ctx.Err()
+		} else {
+			emitErr = emit(rec)
 		}
-		if line%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var rec data.Record
-		if err := json.Unmarshal([]byte(p), &rec); err != nil {
-			return fmt.Errorf("line %d: not a JSON record: %w", line, err)
-		}
-		if rec.ID == "" {
-			return fmt.Errorf("line %d: record has no \"id\"", line)
-		}
-		if prev, ok := seen[rec.ID]; ok {
-			return fmt.Errorf("line %d: id %q repeats (first on line %d)", line, rec.ID, prev)
-		}
-		seen[rec.ID] = line
-		if err := emit(&rec); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %w", line+1, err)
-	}
-	if len(seen) == 0 {
-		return fmt.Errorf("no records (empty file)")
+		return emitErr
+	})
+	switch {
+	case emitErr != nil:
+		return emitErr
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
+	case n == 0:
+		return fmt.Errorf("%s: no records (empty file)", path)
 	}
 	return nil
 }

@@ -102,8 +102,9 @@ func TestCFQImportSCAN(t *testing.T) {
 	if _, err := runCFQArgs("import", "--in", tasks, "--split", sp, "--out-dir", filepath.Join(dir, "s")); err != nil {
 		t.Fatal(err)
 	}
-	if got := cfqIDs(t, filepath.Join(dir, "s", "test.jsonl")); got != "scan-2" {
-		t.Errorf("test ids %q, want scan-2", got)
+	// Ids are the file's stem and line number, as every reader gives them.
+	if got := cfqIDs(t, filepath.Join(dir, "s", "test.jsonl")); got != "tasks-2" {
+		t.Errorf("test ids %q, want tasks-2", got)
 	}
 }
 

@@ -4,33 +4,44 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"slices"
+	"strings"
 
 	"compbench/data"
 	"compbench/data/scan"
 )
 
-// Formats "compbench convert" reads and writes.
+// Formats "compbench convert" writes; it reads every format data's
+// readers know (data.Formats).
 const (
-	fmtSCANText = "scan-text"
-	fmtJSONL    = "jsonl"
+	fmtSCANText = scan.TextFormat
+	fmtJSONL    = data.FormatJSONL
+	fmtAuto     = "auto"
 )
 
-// runConvert implements "compbench convert": the original SCAN text format to
-// JSONL records and back.
+// runConvert implements "compbench convert": any record format to JSONL
+// records, and JSONL back to the original SCAN text format.
 func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("convert", "convert --from scan-text|jsonl [--to jsonl|scan-text] --in FILE --out FILE", `
-Convert between the original SCAN text format ("IN: ... OUT: I_TURN_LEFT
-I_JUMP" lines, as published by Lake & Baroni) and compbench's JSONL records.
-Import parses every command, checks that its OUT sequence is the command's
-translation, and adds parts and the derivation tree; ids are scan-<line>.
-Import renames the actions to Shi et al.'s names, which compbench uses
+	fs := newFlags("convert", "convert [--from auto|jsonl|tsv|scan-text] [--to jsonl|scan-text] --in FILE --out FILE", `
+Convert a file of records to compbench's JSONL records, or JSONL back to the
+original SCAN text format. --from auto (the default) takes the format from
+the extension: .tsv is "source<TAB>target" or "source<TAB>target<TAB>category"
+lines (COGS's published files; the third column becomes "category"), .txt
+is SCAN's text format, anything else JSONL. Records of a .tsv or .txt file
+get ids STEM-N, STEM the file name without extension and N the line number:
+train.tsv gives train-1, train-2, ..., so the files of one dataset never
+share an id.
+
+The SCAN text format ("IN: ... OUT: I_TURN_LEFT I_JUMP" lines, as published
+by Lake & Baroni): import parses every command, checks that its OUT
+sequence is the command's translation, and adds parts and the derivation
+tree. Import renames the actions to Shi et al.'s names, which compbench uses
 everywhere: I_WALK I_LOOK I_RUN I_JUMP I_TURN_LEFT I_TURN_RIGHT become WALK
 LOOK RUN JUMP LTURN RTURN. Export renames them back and writes input and
 output as IN/OUT lines: a file imported and exported again is
 byte-identical.`, stderr)
-	from := fs.String("from", "", "input format: scan-text or jsonl (required)")
-	to := fs.String("to", "", "output format: jsonl or scan-text (default: the other one)")
+	from := fs.String("from", fmtAuto, "input `FORMAT`: auto (by extension), "+strings.Join(data.Formats(), ", "))
+	to := fs.String("to", "", "output format: jsonl or scan-text (default: jsonl, or scan-text from jsonl)")
 	in := fs.String("in", "", "input file (required)")
 	out := fs.String("out", "", "output file (required)")
 	force := fs.Bool("force", false, "replace an existing output file")
@@ -41,25 +52,26 @@ byte-identical.`, stderr)
 	if len(pos) > 0 {
 		return usagef("convert: unexpected argument %q", pos[0])
 	}
+	if *in == "" || *out == "" {
+		return usagef("convert: --in and --out are required")
+	}
+	if *from == fmtAuto {
+		*from = data.FormatOf(*in)
+	}
+	if !slices.Contains(data.Formats(), *from) {
+		return usagef("convert: unknown --from %q (want auto, %s)", *from, strings.Join(data.Formats(), ", "))
+	}
 	if *to == "" {
-		switch *from {
-		case fmtSCANText:
-			*to = fmtJSONL
-		case fmtJSONL:
+		*to = fmtJSONL
+		if *from == fmtJSONL {
 			*to = fmtSCANText
 		}
 	}
 	switch {
-	case *from == "":
-		return usagef("convert: --from is required (scan-text or jsonl)")
-	case *from != fmtSCANText && *from != fmtJSONL:
-		return usagef("convert: unknown --from %q (want scan-text or jsonl)", *from)
 	case *to != fmtSCANText && *to != fmtJSONL:
 		return usagef("convert: unknown --to %q (want jsonl or scan-text)", *to)
 	case *from == *to:
 		return usagef("convert: --from and --to are both %s", *from)
-	case *in == "" || *out == "":
-		return usagef("convert: --in and --out are required")
 	}
 	if err := checkNotInput(files("--out", *out), files("--in", *in)); err != nil {
 		return err
@@ -70,10 +82,10 @@ byte-identical.`, stderr)
 	set := data.NewOutputSet(*force)
 	defer set.Abort() // no-op after Commit
 	var n int
-	if *from == fmtSCANText {
-		n, err = scanTextToJSONL(ctx, *in, *out, set)
+	if *to == fmtJSONL {
+		n, err = toJSONL(ctx, *in, *from, *out, set)
 	} else {
-		n, err = jsonlToSCANText(*in, *out, set)
+		n, err = toSCANText(*in, *from, *out, set)
 	}
 	if err != nil {
 		return err
@@ -85,35 +97,31 @@ byte-identical.`, stderr)
 	return nil
 }
 
-func scanTextToJSONL(ctx context.Context, in, out string, set *data.OutputSet) (int, error) {
-	f, err := os.Open(in)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
+// toJSONL streams the records of in, read as format, to out.
+func toJSONL(ctx context.Context, in, format, out string, set *data.OutputSet) (int, error) {
 	w, err := set.Create(out)
 	if err != nil {
 		return 0, err
 	}
 	enc := data.NewEncoder(w)
 	n := 0
-	err = scan.ReadText(f, func(rec *data.Record) error {
+	err = data.EachRecord(in, format, func(rec *data.Record) error {
 		n++
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		return enc.Encode(rec)
+		if err := enc.Encode(rec); err != nil {
+			return fmt.Errorf("%s: %w", out, err)
+		}
+		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", in, err)
-	}
-	return n, nil
+	return n, err
 }
 
-func jsonlToSCANText(in, out string, set *data.OutputSet) (int, error) {
-	recs, err := data.ReadRecords(in)
+func toSCANText(in, format, out string, set *data.OutputSet) (int, error) {
+	recs, err := data.ReadFormat(in, format)
 	if err != nil {
 		return 0, err
 	}

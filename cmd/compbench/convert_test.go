@@ -35,7 +35,7 @@ func TestConvertRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if recs[1].ID != "scan-2" || recs[1].Output != "LOOK RTURN RTURN RTURN RTURN" ||
+	if recs[1].ID != "tasks-2" || recs[1].Output != "LOOK RTURN RTURN RTURN RTURN" ||
 		strings.Join(recs[1].Parts, "|") != "LOOK|RTURN RTURN RTURN RTURN" || recs[1].Tree == nil {
 		t.Errorf("record %+v", recs[1])
 	}
@@ -55,6 +55,8 @@ func TestConvertErrors(t *testing.T) {
 	badCmd := writeConvertFixture(t, filepath.Join(dir, "badcmd.txt"), "IN: jump jump OUT: I_JUMP I_JUMP\n")
 	badJSON := writeConvertFixture(t, filepath.Join(dir, "bad.jsonl"), `{"id":"a","input":"jump","output":"JUMP"}`+"\n"+`{"id":"b","input":"fly","output":"FLY"}`+"\n")
 	existing := writeConvertFixture(t, filepath.Join(dir, "existing.jsonl"), "keep")
+	tsv := writeConvertFixture(t, filepath.Join(dir, "g.tsv"), "a\tb\n")
+	badTSV := writeConvertFixture(t, filepath.Join(dir, "badtsv.tsv"), "a\tb\tc\na\tb\tc\td\n")
 	out := filepath.Join(dir, "out.jsonl")
 	tests := []struct {
 		name string
@@ -62,7 +64,8 @@ func TestConvertErrors(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"no from", []string{"--in", good, "--out", out}, 2, "--from is required"},
+		{"tsv to scan-text", []string{"--from", "tsv", "--to", "scan-text", "--in", tsv, "--out", out}, 1, `record 1 (id "g-1"): output token 1 "b"`},
+		{"bad tsv", []string{"--in", badTSV, "--out", out}, 1, "badtsv.tsv: line 2: 4 tab-separated fields"},
 		{"unknown from", []string{"--from", "csv", "--in", good, "--out", out}, 2, `unknown --from "csv"`},
 		{"unknown to", []string{"--from", "jsonl", "--to", "csv", "--in", good, "--out", out}, 2, `unknown --to "csv"`},
 		{"same formats", []string{"--from", "jsonl", "--to", "jsonl", "--in", good, "--out", out}, 2, "both jsonl"},

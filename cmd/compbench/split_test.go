@@ -43,7 +43,7 @@ func writeSCAN(t *testing.T, dir, ext string) string {
 			t.Fatalf("fixture %q: %v", c, err)
 		}
 		r := cmd.Record()
-		r.ID = "scan-" + splitItoa(i+1)
+		r.ID = "pool-" + splitItoa(i+1) // the ids the reader gives pool.txt
 		recs = append(recs, r)
 	}
 	path := filepath.Join(dir, "pool"+ext)

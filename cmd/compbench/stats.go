@@ -92,7 +92,7 @@ func statsOfSplit(stdout, stderr io.Writer, dir, poolPath string, asJSON bool) e
 	if poolPath == "" {
 		return usagef("stats: %s/split.json names no pool: pass --pool FILE", dir)
 	}
-	pool, err := split.LoadPool(poolPath)
+	pool, err := split.LoadSplitPool(f, poolPath)
 	if err != nil {
 		return fmt.Errorf("stats: pool of %s: %w (pass --pool FILE if it moved)", dir, err)
 	}

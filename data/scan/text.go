@@ -2,7 +2,6 @@ package scan
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -81,10 +80,32 @@ func FormatLine(input, output string) (string, error) {
 	return b.String(), nil
 }
 
-// LineRecord turns one line into a record with id "scan-<line number>": the
-// command is parsed, and its translation must equal the line's OUT sequence,
-// so a corrupt file is caught on import.
+// TextFormat is the SCAN text format's name among the record readers'
+// formats (data.Formats); files ending in .txt are read in it.
+const TextFormat = "scan-text"
+
+// init registers the SCAN text format with the record readers: data cannot
+// import this package (it imports data), so every command reads .txt files
+// through data.ReadRecords once this package is linked in.
+func init() {
+	data.RegisterLineFormat(TextFormat, ".txt", lineRecord)
+}
+
+// LineRecord turns one line into a record with id "scan-<line number>"; see
+// lineRecord.
 func LineRecord(lineNo int, line string) (data.Record, error) {
+	rec, err := lineRecord(line)
+	if err != nil {
+		return data.Record{}, err
+	}
+	rec.ID = fmt.Sprintf("scan-%d", lineNo)
+	return rec, nil
+}
+
+// lineRecord turns one line into a record without an id: the command is
+// parsed, and its translation must equal the line's OUT sequence, so a
+// corrupt file is caught on import.
+func lineRecord(line string) (data.Record, error) {
 	in, out, err := ParseLine(line)
 	if err != nil {
 		return data.Record{}, err
@@ -100,42 +121,24 @@ func LineRecord(lineNo int, line string) (data.Record, error) {
 	// Keep the command exactly as written (spacing) so export gives the
 	// same bytes back.
 	rec.Input = in
-	rec.ID = fmt.Sprintf("scan-%d", lineNo)
 	return rec, nil
 }
 
 // ReadText reads the SCAN text format from r and calls fn with each example's
-// record, in file order. Blank lines are skipped and a trailing "\r" is
-// dropped; every other line must be a valid example. Errors name the line.
+// record, in file order, with ids scan-<line number>. Blank lines are
+// skipped and a trailing "\r" is dropped; every other line must be a valid
+// example. Errors name the line. A file read by name (data.ReadRecords)
+// gets ids named after the file instead (tasks.txt: tasks-N).
 func ReadText(r io.Reader, fn func(rec *data.Record) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
-	n, recs := 0, 0
-	for sc.Scan() {
+	n := 0
+	err := data.Decode(r, TextFormat, "scan", func(rec *data.Record) error {
 		n++
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		rec, err := LineRecord(n, line)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-		if err := fn(&rec); err != nil {
-			return err
-		}
-		recs++
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("line %d: longer than 1 MiB", n+1)
-		}
-		return err
-	}
-	if recs == 0 {
+		return fn(rec)
+	})
+	if err == nil && n == 0 {
 		return fmt.Errorf("no examples (empty input)")
 	}
-	return nil
+	return err
 }
 
 // WriteText writes records in the SCAN text format, one line each.

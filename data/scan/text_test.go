@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -153,6 +154,46 @@ func TestReadTextCRLF(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "scan-1=JUMP,scan-3=LTURN WALK" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestReadRecordsText: with this package linked in, data.ReadRecords reads
+// .txt files as SCAN text, with ids named after the file.
+func TestReadRecordsText(t *testing.T) {
+	for _, name := range []string{"tasks.txt", "TASKS.TXT"} {
+		if got := data.FormatOf(name); got != TextFormat {
+			t.Errorf("FormatOf(%q) = %q, want %q", name, got, TextFormat)
+		}
+	}
+	recs, err := data.ReadRecords("testdata/tasks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var viaText []data.Record
+	f, err := os.Open("testdata/tasks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := ReadText(f, func(r *data.Record) error { viaText = append(viaText, *r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(viaText) || len(recs) == 0 {
+		t.Fatalf("%d records, ReadText %d", len(recs), len(viaText))
+	}
+	for i := range recs {
+		want := viaText[i]
+		want.ID = "tasks-" + strings.TrimPrefix(want.ID, "scan-")
+		if recs[i].ID != want.ID || recs[i].Output != want.Output || recs[i].Tree.String() != want.Tree.String() {
+			t.Fatalf("record %d: %+v, want %+v", i+1, recs[i], want)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	if err := os.WriteFile(bad, []byte("IN: jump OUT: I_JUMP\nIN: jump OUT: I_WALK\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := data.ReadRecords(bad); err == nil || !strings.Contains(err.Error(), "bad.txt: line 2: OUT") {
+		t.Errorf("error %v, want the file and line", err)
 	}
 }
 

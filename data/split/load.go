@@ -1,72 +1,68 @@
 package split
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"compbench/data"
-	"compbench/data/scan"
+	// SCAN's text format (.txt) registers itself with data's readers; a
+	// pool may be one of SCAN's own files.
+	_ "compbench/data/scan"
 )
 
-// LoadPool reads the records to split: JSONL; with a .tsv extension plain
-// "source<TAB>target" lines whose records get ids line-N (N counts from 1);
-// with a .txt extension the original SCAN text format ("IN: ... OUT: ..."
-// lines), whose records get ids scan-N and their rule trees.
+// LoadPool reads the records to split, in any format data.ReadRecords
+// knows: JSONL; "source<TAB>target[<TAB>category]" lines (.tsv); SCAN's
+// "IN: ... OUT: ..." lines (.txt), with rule trees. Records of a .tsv or
+// .txt file get ids STEM-N (tasks.txt: tasks-1, tasks-2, ...).
 func LoadPool(path string) ([]data.Record, error) {
-	switch ext := filepath.Ext(path); {
-	case strings.EqualFold(ext, ".txt"):
-		return loadSCANText(path)
-	case !strings.EqualFold(ext, ".tsv"):
-		return data.ReadRecords(path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	var recs []data.Record
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		src, tgt, ok := strings.Cut(line, "\t")
-		if !ok || strings.Contains(tgt, "\t") {
-			return nil, fmt.Errorf("%s: line %d: want source<TAB>target", path, n)
-		}
-		recs = append(recs, data.Record{ID: fmt.Sprintf("line-%d", n), Input: src, Output: tgt})
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s: a line is too long", path)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: no records (empty file)", path)
-	}
-	return recs, nil
+	return data.ReadRecords(path)
 }
 
-func loadSCANText(path string) ([]data.Record, error) {
-	f, err := os.Open(path)
+// legacyPrefixes are the id stems that .tsv and .txt pools had before ids
+// were named after the file, by extension.
+var legacyPrefixes = map[string]string{".tsv": "line", ".txt": "scan"}
+
+// LoadSplitPool reads the pool of split file f from path. A split made
+// before ids were named after the pool file lists ids line-N (.tsv) or
+// scan-N (.txt); when f does and the pool's ids are STEM-N, the pool's ids
+// are renamed back, line for line, so such a split still resolves.
+func LoadSplitPool(f *SplitFile, path string) ([]data.Record, error) {
+	pool, err := data.ReadRecords(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var recs []data.Record
-	err = scan.ReadText(f, func(rec *data.Record) error {
-		recs = append(recs, *rec)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	legacy, ok := legacyPrefixes[strings.ToLower(filepath.Ext(path))]
+	if !ok || data.FormatOf(path) == data.FormatJSONL {
+		return pool, nil
 	}
-	return recs, nil
+	first := firstID(f)
+	if !isLineID(first, legacy) || isLineID(first, data.IDPrefix(path)) {
+		return pool, nil
+	}
+	stem := data.IDPrefix(path) + "-"
+	for i := range pool {
+		pool[i].ID = legacy + "-" + strings.TrimPrefix(pool[i].ID, stem)
+	}
+	return pool, nil
+}
+
+// firstID is the first id f lists, or "".
+func firstID(f *SplitFile) string {
+	for _, ids := range [][]string{f.Train, f.Dev, f.Test} {
+		if len(ids) > 0 {
+			return ids[0]
+		}
+	}
+	return ""
+}
+
+// isLineID reports whether id is stem-N with N a positive line number.
+func isLineID(id, stem string) bool {
+	n, ok := strings.CutPrefix(id, stem+"-")
+	if !ok {
+		return false
+	}
+	v, err := strconv.Atoi(n)
+	return err == nil && v > 0
 }
