@@ -54,6 +54,9 @@ type Summary struct {
 	TokenAccuracy *float64 `json:"token_accuracy,omitempty"`
 	// MeanPrefix is the mean longest correct prefix in tokens (Tokens).
 	MeanPrefix *float64 `json:"mean_correct_prefix,omitempty"`
+	// ByCategory breaks exact match down by the gold records' categories
+	// (ByCategory; eval --by category).
+	ByCategory *Breakdown `json:"by_category,omitempty"`
 }
 
 // Score judges every pair of j.

@@ -25,7 +25,7 @@ type evalFlags struct {
 }
 
 func (f *evalFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.gold, "gold", "", "gold records `FILE` (JSONL, required)")
+	fs.StringVar(&f.gold, "gold", "", "gold records `FILE` (JSONL, .tsv or SCAN .txt; required)")
 	fs.BoolVar(&f.allowMissing, "allow-missing", false, "score even if ids are missing on either side (a missing prediction counts as wrong)")
 	fs.StringVar(&f.normalize, "normalize", "", "comma-separated `LIST` of normalizers applied before exact match: "+strings.Join(eval.NormalizerNames, ","))
 	fs.StringVar(&f.sepToken, "sep-token", eval.DefaultSeparator, "separator `TOKEN` dropped by the sep normalizer")
@@ -60,15 +60,21 @@ func printJSON(w io.Writer, v any) error {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", "eval --gold test.jsonl --pred preds.jsonl [flags]",
+	fs := newFlags("eval", "eval --gold test.jsonl --pred preds.jsonl [--by category] [flags]",
 		`Exact match of predictions against gold records, joined by id, with optional
 normalizers; --execute scores RobustFill programs by running them; --tokens
-adds SCAN token accuracy and the longest correct prefix.`, stderr)
+adds SCAN token accuracy and the longest correct prefix. --by category adds
+exact match for each gold category (a .tsv file's third column, as COGS
+publishes it, or "category" in JSONL) and, when the categories are COGS's
+cases, for its lexical and structural groups (cp_recursion, pp_recursion and
+obj_pp_to_subj_pp are structural, the other cases lexical) and
+in_distribution.`, stderr)
 	var ef evalFlags
 	ef.register(fs)
 	pred := fs.String("pred", "", "predictions `FILE` (JSONL {\"id\",\"prediction\"}, required)")
 	tokens := fs.Bool("tokens", false, "also report token accuracy and longest correct prefix (SCAN)")
 	perEx := fs.String("per-example", "", "write per-example judgements to `FILE` (JSONL)")
+	by := fs.String("by", "", "also break exact match down `BY` the gold records' category (the only value: category)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,6 +84,9 @@ adds SCAN token accuracy and the longest correct prefix.`, stderr)
 	}
 	if *pred == "" {
 		return usagef("--pred is required")
+	}
+	if *by != "" && *by != "category" {
+		return usagef("--by %q: want category", *by)
 	}
 	opt.Tokens = *tokens
 	set := data.NewOutputSet(ef.force)
@@ -106,6 +115,11 @@ adds SCAN token accuracy and the longest correct prefix.`, stderr)
 	if err != nil {
 		return err
 	}
+	if *by != "" {
+		if sum.ByCategory, err = eval.ByCategory(j, exs); err != nil {
+			return fmt.Errorf("--by category: %s: %w", ef.gold, err)
+		}
+	}
 	if *perEx != "" {
 		w, err := set.Create(*perEx)
 		if err != nil {
@@ -131,5 +145,21 @@ adds SCAN token accuracy and the longest correct prefix.`, stderr)
 		fmt.Fprintln(tw, "\ntoken-accuracy\tmean-correct-prefix")
 		fmt.Fprintf(tw, "%.4f\t%.2f\n", *sum.TokenAccuracy, *sum.MeanPrefix)
 	}
+	if b := sum.ByCategory; b != nil {
+		printGroups(tw, "category", b.Categories, sum)
+		if len(b.Groups) > 0 {
+			printGroups(tw, "group", b.Groups, sum)
+		}
+	}
 	return tw.Flush()
+}
+
+// printGroups writes one table row per category or group and one for all
+// examples together.
+func printGroups(w io.Writer, what string, gs []eval.GroupScore, all eval.Summary) {
+	fmt.Fprintf(w, "\n%s\texamples\tcorrect\taccuracy\n", what)
+	for _, g := range gs {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%.4f\n", g.Name, g.N, g.Correct, g.Accuracy)
+	}
+	fmt.Fprintf(w, "(all)\t%d\t%d\t%.4f\n", all.N, all.Correct, all.Accuracy)
 }
