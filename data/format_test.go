@@ -78,8 +78,8 @@ func TestFormatOf(t *testing.T) {
 // same ids.
 func TestIDsUniqueAcrossFiles(t *testing.T) {
 	seen := map[string]string{}
-	wantN := map[string]int{"train": 16, "test": 6, "gen": 20}
-	for _, stem := range []string{"train", "test", "gen"} {
+	wantN := map[string]int{"train": 16, "dev": 6, "test": 6, "gen": 20}
+	for _, stem := range []string{"train", "dev", "test", "gen"} {
 		t.Run(stem, func(t *testing.T) {
 			path := filepath.Join("testdata", "cogs", stem+".tsv")
 			recs, err := ReadRecords(path)

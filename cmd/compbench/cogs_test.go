@@ -14,7 +14,7 @@ import (
 )
 
 // cogsExcerpt is a few dozen lines of COGS's published data/ folder (see its
-// README.md): train.tsv, test.tsv and gen.tsv, three columns each.
+// README.md): train.tsv, dev.tsv, test.tsv and gen.tsv, three columns each.
 var cogsExcerpt = filepath.Join("..", "..", "data", "testdata", "cogs")
 
 // TestConvertCOGS: convert reads COGS's three-column TSV by its extension
@@ -23,7 +23,7 @@ var cogsExcerpt = filepath.Join("..", "..", "data", "testdata", "cogs")
 func TestConvertCOGS(t *testing.T) {
 	dir := t.TempDir()
 	ids := map[string]string{}
-	for _, stem := range []string{"train", "test", "gen"} {
+	for _, stem := range []string{"train", "dev", "test", "gen"} {
 		t.Run(stem, func(t *testing.T) {
 			in := filepath.Join(cogsExcerpt, stem+".tsv")
 			out := filepath.Join(dir, stem+".jsonl")

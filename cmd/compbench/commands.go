@@ -29,7 +29,7 @@ var commands = map[string]command{
 	"eval":        {"exact match / execution accuracy of predictions against gold records", runEval},
 	"agree":       {"agreement rates between models and their random baseline", runAgree},
 	"train":       {"train a model on JSONL records: Transformers (transformer, relative, *-sep, decompositional masks, universal), LSTMs (lstm-attention, lstm-copy), or fine-tune T5/BART (--init hf:DIR)", runTrain},
-	"convert":     {"convert the original SCAN text format (IN: ... OUT: ...) to JSONL records and back", runConvert},
+	"convert":     {"convert record files (.tsv as COGS publishes them, SCAN's IN: ... OUT: ... text) to JSONL records, and JSONL to SCAN text", runConvert},
 	"export":      {"write a fine-tuned t5 or bart run as a Hugging Face folder", runExport},
 	"predict":     {"decode records with a trained run (greedy or beam search)", runPredict},
 	"finetune":    {"few-shot fine-tune a trained run with a constant learning rate", runFinetune},

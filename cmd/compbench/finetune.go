@@ -17,7 +17,7 @@ Few-shot fine-tuning (Shi et al. §5): start from RUN's best weights and train o
 all of --data as one batch (the paper: 20 training- and 20 test-distribution
 examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, stderr)
 	runDir := fs.String("run", "", "run `DIR` to start from (required)")
-	dataPath := fs.String("data", "", "fine-tuning records `FILE` (JSONL, required)")
+	dataPath := fs.String("data", "", "fine-tuning records `FILE` (JSONL, .tsv or SCAN .txt; required)")
 	out := fs.String("out", "", "new run `DIR` (required)")
 	steps := fs.Int("steps", 30, "updates")
 	lr := fs.Float64("lr", 1e-4, "constant learning rate")

@@ -20,7 +20,7 @@ Decode records with a trained run (best.safetensors when present, else the lates
 weights): greedy by default, beam search with the GNMT length penalty with --beam.
 Writes one {"id","prediction","score"[,"beam"]} line per record, separators removed.`, stderr)
 	runDir := fs.String("run", "", "run `DIR` (required)")
-	in := fs.String("in", "", "records `FILE` to decode (JSONL, required)")
+	in := fs.String("in", "", "records `FILE` to decode (JSONL, .tsv or SCAN .txt; required)")
 	out := fs.String("out", "", "predictions `FILE` (required)")
 	beam := fs.Int("beam", 1, "beam size (1: greedy)")
 	alpha := fs.Float64("alpha", 0.6, "length penalty exponent for beam search")

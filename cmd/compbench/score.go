@@ -28,7 +28,7 @@ from-scratch model's output layer covers only the token ids that occur in the
 data (and <|endoftext|>).
 Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	lmDir := fs.String("lm", "", "GPT-2 folder (weights and tokenizer)")
-	in := fs.String("in", "", "input records (JSONL)")
+	in := fs.String("in", "", "input records (JSONL, .tsv or SCAN .txt)")
 	out := fs.String("out", "", "output scores (JSONL)")
 	sc := lm.DefaultScoreConfig()
 	fs.StringVar(&sc.Field, "field", sc.Field, "record field holding the query: input, output or another string field")
