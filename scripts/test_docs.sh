@@ -45,6 +45,8 @@
 #   dataset.json, mcd1.json -> data/cfq/testdata (a CFQ-format dataset
 #                       and split)
 #   covr-grammar.txt -> data/scfg/testdata/tiny.txt (a COVR-style grammar)
+#   cogs/            -> data/testdata/cogs (a few dozen lines of each of
+#                       COGS's train.tsv, dev.tsv, test.tsv and gen.tsv)
 #   scripts/, lm/, experiments/ -> the repository's, for examples run from
 #                       its root.
 #   bin/compbench    -> the wrapper; "make build" does nothing (it is built).
@@ -172,6 +174,7 @@ fixtures() {
   cp "$root/data/cfq/testdata/mcd_dataset.json" "$d/dataset.json"
   cp "$root/data/cfq/testdata/mcd_split.json" "$d/mcd1.json"
   cp "$root/data/scfg/testdata/tiny.txt" "$d/covr-grammar.txt"
+  cp -r "$root/data/testdata/cogs" "$d/cogs"
 }
 
 # extract FILE OUTDIR writes each block of FILE to OUTDIR/NNNN.sh and prints
