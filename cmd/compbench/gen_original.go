@@ -39,7 +39,7 @@ tmcd. Shi et al.'s extended grammar, with longer commands, is "gen scan".`, stde
 	cmds := scan.OriginalCommands()
 	recs := make([]data.Record, len(cmds))
 	for i := range cmds {
-		recs[i] = cmds[i].Record()
+		recs[i] = cmds[i].TextRecord()
 		recs[i].ID = fmt.Sprintf("scan-orig-%d", i+1)
 	}
 	if err := data.WriteRecords(*out, recs, *force); err != nil {

@@ -37,9 +37,10 @@ The grammar and nls methods take flags of their own: see
 	seed := fs.Uint64("seed", 1, "random seed")
 	force := fs.Bool("force", false, "replace existing output files")
 	skipBad := fs.Bool("skip-bad", false, "drop records whose program does not parse instead of failing")
-	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
+	treeKind := fs.String("tree", "auto", "where programs come from: "+treeKindList())
+	atoms := fs.String("atoms", structure.AtomsPerExample, "how F_A counts atoms: example (once per example using it) or occurrence (once per node)")
 	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
-	anon := fs.String("anonymize", "generic", "template anonymizer: generic, scan, none")
+	anon := fs.String("anonymize", "auto", "pattern anonymizer: auto (scan for SCAN commands, else generic), generic, scan, none")
 	by := fs.String("by", "output", "length, template and likelihood: input or output")
 	threshold := fs.Int("threshold", 0, "length: send examples longer than this to test (0: use --test-frac)")
 	tdef := split.DefaultTemplateConfig()
@@ -106,7 +107,7 @@ The grammar and nls methods take flags of their own: see
 	if err := sizes.Validate(); err != nil {
 		return usagef("split: %v", err)
 	}
-	comp := structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep}
+	comp := structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep, Atoms: *atoms}
 	if err := comp.Validate(); err != nil {
 		return usagef("split: --max-compound, --keep-compounds: %v", err)
 	}

@@ -42,7 +42,7 @@ func writeSCAN(t *testing.T, dir, ext string) string {
 		if err != nil {
 			t.Fatalf("fixture %q: %v", c, err)
 		}
-		r := cmd.Record()
+		r := cmd.TextRecord()           // the record a .txt line gives
 		r.ID = "pool-" + splitItoa(i+1) // the ids the reader gives pool.txt
 		recs = append(recs, r)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"compbench/data/split"
 	"compbench/data/structure"
@@ -23,15 +24,28 @@ With --split DIR, the statistics of a split made by "compbench split" are
 recomputed as the split computed them: compound weights over the pool
 named in DIR/split.json (or --pool), with its compound settings, so they
 equal split.json's. With --train and --test, the weights are estimated
-over the two files together and labelled so.`, stderr)
+over the two files together and labelled so, unless --pool names the file
+the split was drawn from: then they are estimated over the pool, as
+Keysers et al. measure a split ("over the full sample set"), and train and
+test records are found in it by input and output. A published split such
+as SCAN's MCD1 reads as its authors measured it with
+  compbench stats --train tasks_train_mcd1.txt --test tasks_test_mcd1.txt --pool tasks.txt
+
+Original SCAN (.txt files, gen scan-original) carries Keysers et al.'s 38
+rule applications as its tree; --tree scan-rules and scan-shi derive the
+rule tree or Shi et al.'s derivation from any SCAN command file. Atoms count
+once per example that uses them (--atoms example), or once per node
+(--atoms occurrence, compbench's earlier reading). Length ratios are mean
+train length / mean test length, as in Keysers et al.'s Table 3.`, stderr)
 	splitDir := fs.String("split", "", "folder written by compbench split: recompute its statistics over its pool")
-	poolPath := fs.String("pool", "", "with --split: the pool file, when split.json's params.pool has moved")
+	poolPath := fs.String("pool", "", "the pool `FILE` the split was drawn from: weigh compounds over it (with --split: when split.json's params.pool has moved)")
 	train := fs.String("train", "", "training records")
 	test := fs.String("test", "", "test records")
 	asJSON := fs.Bool("json", false, "print JSON")
-	treeKind := fs.String("tree", "auto", "where programs come from: auto, scan, robustfill, bracketed, sexpr, cfq, none")
+	treeKind := fs.String("tree", "auto", "where programs come from: "+treeKindList())
+	atoms := fs.String("atoms", structure.AtomsPerExample, "how F_A counts atoms: example (once per example using it) or occurrence (once per node)")
 	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
-	anon := fs.String("anonymize", "generic", "pattern anonymizer: generic, scan, none")
+	anon := fs.String("anonymize", "auto", "pattern anonymizer: auto (scan for SCAN commands, else generic), generic, scan, none")
 	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -46,9 +60,6 @@ over the two files together and labelled so.`, stderr)
 		}
 		return statsOfSplit(stdout, stderr, *splitDir, *poolPath, *asJSON)
 	}
-	if *poolPath != "" {
-		return usagef("stats: --pool needs --split")
-	}
 	if *train == "" || *test == "" {
 		return usagef("stats: --train and --test are required")
 	}
@@ -59,9 +70,9 @@ over the two files together and labelled so.`, stderr)
 	if opts.Anonymizer, err = split.ParseAnonymizer(*anon); err != nil {
 		return usagef("stats: --anonymize: %v", err)
 	}
-	opts.Compounds = structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep}
+	opts.Compounds = structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep, Atoms: *atoms}
 	if err := opts.Compounds.Validate(); err != nil {
-		return usagef("stats: --max-compound, --keep-compounds: %v", err)
+		return usagef("stats: --max-compound, --keep-compounds, --atoms: %v", err)
 	}
 	opts.Progress = progress.To(stderr)
 	a, err := split.LoadPool(*train)
@@ -72,11 +83,29 @@ over the two files together and labelled so.`, stderr)
 	if err != nil {
 		return err
 	}
-	s, err := split.ComputeStats(a, b, opts)
-	if err != nil {
+	var s split.Stats
+	if *poolPath != "" {
+		pool, err := split.LoadPool(*poolPath)
+		if err != nil {
+			return err
+		}
+		if s, err = split.ComputeStatsOver(a, b, pool, opts); err != nil {
+			return fmt.Errorf("stats: %w (is --pool the file this split was drawn from?)", err)
+		}
+	} else if s, err = split.ComputeStats(a, b, opts); err != nil {
 		return err
 	}
 	return printStats(stdout, s, *asJSON)
+}
+
+// treeKindList names every --tree value, for flag help.
+func treeKindList() string {
+	var b strings.Builder
+	for _, k := range structure.TreeKinds {
+		b.WriteString(string(k))
+		b.WriteString(", ")
+	}
+	return b.String() + "none"
 }
 
 // statsOfSplit recomputes a split's statistics over its pool and checks

@@ -73,6 +73,8 @@ func TestStatsCLI(t *testing.T) {
 		{"empty train", []string{"stats", "--train", empty, "--test", test}, 1, "empty"},
 		{"malformed test", []string{"stats", "--train", train, "--test", broken}, 1, "broken.jsonl"},
 		{"missing file", []string{"stats", "--train", filepath.Join(dir, "absent.jsonl"), "--test", test}, 1, "absent.jsonl"},
+		{"bad atom count", []string{"stats", "--train", train, "--test", test, "--atoms", "twice"}, 2, "--atoms"},
+		{"record not in pool", []string{"stats", "--train", train, "--test", test, "--pool", train}, 1, "is not in the pool"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, errs, code := runCLI(t, tc.args...)
@@ -114,6 +116,10 @@ func TestStatsSplitAgrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			var sj struct {
+				Params struct {
+					MaxSize int `json:"compound_max_size"`
+					Keep    int `json:"compound_keep"`
+				} `json:"params"`
 				Stats map[string]any `json:"stats"`
 			}
 			if err := json.Unmarshal(raw, &sj); err != nil {
@@ -133,6 +139,23 @@ func TestStatsSplitAgrees(t *testing.T) {
 			}
 			if !strings.Contains(pair, `"compound_weights_over": "train+test"`) {
 				t.Errorf("a bare pair's estimate is not labelled: %s", pair)
+			}
+			// With --pool the pair is measured as the split measured it.
+			over, errs, code := runCLI(t, "stats", "--train", filepath.Join(out, "train.jsonl"), "--test", filepath.Join(out, "test.jsonl"), "--pool", in, "--json",
+				"--max-compound", fmt.Sprint(sj.Params.MaxSize), "--keep-compounds", fmt.Sprint(sj.Params.Keep))
+			if code != 0 {
+				t.Fatalf("stats --pool: exit %d: %s", code, errs)
+			}
+			var viaPool map[string]any
+			if err := json.Unmarshal([]byte(over), &viaPool); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"atom_divergence", "compound_divergence", "compound_divergence_unweighted", "output_pattern_coverage", "output_length_ratio"} {
+				g, _ := viaPool[k].(float64)
+				w, ok := sj.Stats[k].(float64)
+				if !ok || math.Abs(g-w) > 1e-9 { // sums run in another order
+					t.Errorf("%s: stats --pool %v, split.json %v", k, viaPool[k], sj.Stats[k])
+				}
 			}
 		})
 	}

@@ -114,7 +114,7 @@ func lineRecord(line string) (data.Record, error) {
 	if err != nil {
 		return data.Record{}, fmt.Errorf("IN: %w", err)
 	}
-	rec := cmd.Record()
+	rec := cmd.TextRecord()
 	if rec.Output != out {
 		return data.Record{}, fmt.Errorf("OUT %q is not the translation of the command, %q", out, rec.Output)
 	}

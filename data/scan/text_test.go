@@ -76,8 +76,9 @@ func TestLineRecord(t *testing.T) {
 	if strings.Join(rec.Parts, "|") != "LTURN JUMP|WALK" {
 		t.Errorf("parts %q", rec.Parts)
 	}
-	if rec.Tree == nil || rec.Tree.Label != RuleAfter {
-		t.Errorf("tree %v", rec.Tree)
+	// Original SCAN carries Keysers et al.'s rule applications (rules.go).
+	if want := "C := S after S([[x1 after x2]](S := V(V := U(U := walk([[walk]]))), S := V(V := D(D := U left([[u left]](U := jump([[jump]])))))))"; rec.Tree.String() != want {
+		t.Errorf("tree %v, want %s", rec.Tree, want)
 	}
 	_, err = LineRecord(1, "IN: walk after jump left OUT: I_WALK I_TURN_LEFT I_JUMP")
 	if err == nil || !strings.Contains(err.Error(), "not the translation") {

@@ -55,6 +55,7 @@ type Params struct {
 	MaxSize    int        `json:"compound_max_size"`
 	Keep       int        `json:"compound_keep"`
 	Supers     string     `json:"compound_supergraphs"`
+	AtomCount  string     `json:"atom_count,omitempty"`
 	Pool       string     `json:"pool"`
 	Anonymizer Anonymizer `json:"anonymizer"`
 	SkippedBad int        `json:"skipped_bad"`
@@ -71,6 +72,8 @@ func (j *Job) NeedsTrees() bool {
 func (j *Job) Run(ctx context.Context) (*Result, []data.Record, error) {
 	rep := progress.Or(j.Progress)
 	pool := j.Pool
+	j.Anonymizer = j.Anonymizer.Resolve(pool)
+	j.Template.Anonymizer = j.Template.Anonymizer.Resolve(pool)
 	params := Params{Seed: j.Seed, Sizes: j.Sizes, Tree: string(j.Tree), MaxSize: j.Compounds.MaxSize, Anonymizer: j.Anonymizer, Pool: j.PoolName}
 	var ix *structure.Index
 	if j.Tree != TreeNone {
@@ -92,7 +95,7 @@ func (j *Job) Run(ctx context.Context) (*Result, []data.Record, error) {
 		if ix, err = structure.Build(trees, j.Compounds, rep); err != nil {
 			return nil, nil, err
 		}
-		params.MaxSize, params.Keep, params.Supers = ix.MaxSize, ix.Keep, ix.Supergraphs
+		params.MaxSize, params.Keep, params.Supers, params.AtomCount = ix.MaxSize, ix.Keep, ix.Supergraphs, ix.AtomCount
 	} else if j.NeedsTrees() {
 		return nil, nil, fmt.Errorf("%s needs program trees; --tree none is not allowed", j.Method)
 	}

@@ -33,7 +33,10 @@ type LengthConfig struct {
 // Length puts the longest examples in evaluation. A length is never split
 // between train and evaluation, so with a target fraction the evaluation
 // side is the set of lengths above the threshold whose size is closest to
-// the target (ties: the larger threshold).
+// the target (ties: the larger threshold). With Sizes.Train set, both
+// sides are then drawn down to their sizes (trimToSizes): Keysers et al.'s
+// SCAN output length split is --threshold 22 --train-frac 0.4 (Lake &
+// Baroni's cut: train up to 22 actions, test from 24).
 func Length(pool []data.Record, cfg LengthConfig, sizes Sizes, rng *rand.Rand) (Assignment, error) {
 	field, err := fieldOf(cfg.By)
 	if err != nil {
@@ -77,6 +80,9 @@ func Length(pool []data.Record, cfg LengthConfig, sizes Sizes, rng *rand.Rand) (
 	}
 	if len(train) == 0 || len(eval) == 0 {
 		return Assignment{}, fmt.Errorf("length split: threshold %d leaves %d train and %d evaluation examples", thr, len(train), len(eval))
+	}
+	if train, eval, err = trimToSizes(train, eval, sizes, len(pool), rng); err != nil {
+		return Assignment{}, err
 	}
 	nDev = int(float64(len(eval))*sizes.Dev/(sizes.Dev+sizes.Test) + 0.5)
 	return finish(train, eval, nDev, rng), nil

@@ -74,3 +74,29 @@ func finish(train, eval []int, nDev int, rng *rand.Rand) Assignment {
 	sort.Ints(a.Test)
 	return a
 }
+
+// trimToSizes draws the parts' sizes from the two sides when the training
+// fraction is given: a random nTrain of train and nDev+nTest of eval, where
+// a side holds more. Keysers et al. §4 build every split kind at "the same
+// train and validation/test sizes of 40% and 10%" this way: the method
+// decides which side an example may go to, the sizes how many go. With
+// Sizes.Train 0 (train is "the rest") both sides are kept whole.
+func trimToSizes(train, eval []int, sizes Sizes, n int, rng *rand.Rand) ([]int, []int, error) {
+	if sizes.Train == 0 {
+		return train, eval, nil
+	}
+	nTrain, nDev, nTest, err := sizes.counts(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	draw := func(idx []int, k int) []int {
+		if len(idx) <= k {
+			return idx
+		}
+		idx = append([]int(nil), idx...)
+		sort.Ints(idx)
+		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		return idx[:k]
+	}
+	return draw(train, nTrain), draw(eval, nDev+nTest), nil
+}

@@ -316,8 +316,8 @@ func TestComputeStats(t *testing.T) {
 	if s.OutputPatternCoverage != 0 { // "f(x, <num>)" vs "f(y, <num>)"
 		t.Errorf("output coverage %v", s.OutputPatternCoverage)
 	}
-	if s.InputLengthRatio != 2 { // 3 / mean(1, 2)
-		t.Errorf("input length ratio %v, want 2", s.InputLengthRatio)
+	if s.InputLengthRatio != 0.5 { // train / test, as Keysers et al. Table 3: mean(1, 2) / 3
+		t.Errorf("input length ratio %v, want 0.5", s.InputLengthRatio)
 	}
 	if _, err := ComputeStats(append(train, data.Record{ID: "d", Output: "f("}), test, DefaultStatsOptions()); err == nil || !strings.Contains(err.Error(), `"d"`) {
 		t.Errorf("bad program: err = %v", err)

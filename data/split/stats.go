@@ -33,8 +33,10 @@ type Stats struct {
 	OutputPatternCoverage float64 `json:"output_pattern_coverage"`
 	// InputPatternCoverage is the same for inputs.
 	InputPatternCoverage float64 `json:"input_pattern_coverage"`
-	// OutputLengthRatio is mean test output length / mean train output
-	// length, in whitespace tokens.
+	// OutputLengthRatio is mean train output length / mean test output
+	// length, in whitespace tokens: Keysers et al.'s Table 3 "ratio of
+	// average lengths" (below 1 when test is longer; their SCAN MCD splits
+	// read 0.63-0.76).
 	OutputLengthRatio float64 `json:"output_length_ratio"`
 	// InputLengthRatio is the same for inputs.
 	InputLengthRatio float64 `json:"input_length_ratio"`
@@ -46,6 +48,11 @@ type Stats struct {
 	// "train+test" (a bare pair given to stats, an estimate of the split's
 	// own value).
 	WeightsOver string `json:"compound_weights_over,omitempty"`
+	// AtomCount is how F_A counted atoms: "example" or "occurrence" (see
+	// structure.CompoundConfig.Atoms).
+	AtomCount string `json:"atom_count,omitempty"`
+	// Anonymizer is the pattern anonymizer the coverages used.
+	Anonymizer Anonymizer `json:"anonymizer,omitempty"`
 }
 
 // TreeNone turns tree-based statistics off (data without programs).
@@ -71,16 +78,17 @@ type StatsOptions struct {
 	Progress progress.Reporter
 }
 
-// DefaultStatsOptions reads trees automatically, compounds of up to 3
-// nodes, generic anonymization.
+// DefaultStatsOptions reads trees automatically, compounds as
+// structure.DefaultCompoundConfig, and patterns by the data's kind
+// (AnonAuto).
 func DefaultStatsOptions() StatsOptions {
-	return StatsOptions{Tree: structure.TreeAuto, Compounds: structure.DefaultCompoundConfig(), Anonymizer: AnonGeneric}
+	return StatsOptions{Tree: structure.TreeAuto, Compounds: structure.DefaultCompoundConfig(), Anonymizer: AnonAuto}
 }
 
 // ComputeStats compares train with test. Compound weights are estimated
 // over train and test together; a split's own statistics weigh them over
-// its whole pool (see SplitStats), so the two can differ, and the result is
-// labelled WeightsOver "train+test".
+// its whole pool (see SplitStats and ComputeStatsOver), so the two can
+// differ, and the result is labelled WeightsOver "train+test".
 func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
 	pool := make([]data.Record, 0, len(train)+len(test))
 	pool = append(append(pool, train...), test...)
@@ -92,6 +100,45 @@ func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
 			a.Test = append(a.Test, i)
 		}
 	}
+	s, err := statsOver(pool, a, opts)
+	if s.WeightsOver != "" {
+		s.WeightsOver = "train+test"
+	}
+	return s, err
+}
+
+// ComputeStatsOver compares train with test, both drawn from pool, with
+// compound weights and kept compounds estimated over the whole pool, as
+// Keysers et al. estimate P(G'|G) "over the full sample set" (§2.1): a
+// published split (SCAN's MCD json, which leaves half of tasks.txt out)
+// measured the way its authors measured it. Records are matched to the
+// pool by input and output, so ids may differ; a train or test record
+// missing from the pool is an error.
+func ComputeStatsOver(train, test, pool []data.Record, opts StatsOptions) (Stats, error) {
+	at := make(map[[2]string]int, len(pool))
+	for i := range pool {
+		at[[2]string{pool[i].Input, pool[i].Output}] = i
+	}
+	var a Assignment
+	for _, part := range []struct {
+		name string
+		recs []data.Record
+		dst  *[]int
+	}{{"train", train, &a.Train}, {"test", test, &a.Test}} {
+		for i := range part.recs {
+			j, ok := at[[2]string{part.recs[i].Input, part.recs[i].Output}]
+			if !ok {
+				return Stats{}, fmt.Errorf("%s record %d (id %q) is not in the pool (matched by input and output)", part.name, i+1, part.recs[i].ID)
+			}
+			*part.dst = append(*part.dst, j)
+		}
+	}
+	return statsOver(pool, a, opts)
+}
+
+// statsOver builds the compound index over pool and computes a's
+// statistics.
+func statsOver(pool []data.Record, a Assignment, opts StatsOptions) (Stats, error) {
 	var ix *structure.Index
 	if opts.Tree != TreeNone {
 		trees, err := Trees(pool, opts.Tree)
@@ -102,11 +149,7 @@ func ComputeStats(train, test []data.Record, opts StatsOptions) (Stats, error) {
 			return Stats{}, err
 		}
 	}
-	s := statsOf(pool, ix, a, opts.Anonymizer)
-	if ix != nil {
-		s.WeightsOver = "train+test"
-	}
-	return s, nil
+	return statsOf(pool, ix, a, opts.Anonymizer), nil
 }
 
 // SplitFile is the part of split.json that SplitStats reads: the ids, the
@@ -120,6 +163,7 @@ type SplitFile struct {
 		MaxSize    int        `json:"compound_max_size"`
 		Keep       int        `json:"compound_keep"`
 		Supers     string     `json:"compound_supergraphs"`
+		AtomCount  string     `json:"atom_count"`
 		Anonymizer Anonymizer `json:"anonymizer"`
 		SkippedBad int        `json:"skipped_bad"`
 	} `json:"params"`
@@ -169,7 +213,13 @@ func SplitStats(f *SplitFile, pool []data.Record, rep progress.Reporter) (Stats,
 		} else if trees, err = Trees(pool, kind); err != nil {
 			return Stats{}, err
 		}
-		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep, Supergraphs: f.Params.Supers}
+		// A split.json written before atom counts were recorded counted
+		// every occurrence.
+		atoms := f.Params.AtomCount
+		if atoms == "" {
+			atoms = structure.AtomsPerOccurrence
+		}
+		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep, Supergraphs: f.Params.Supers, Atoms: atoms}
 		if ix, err = structure.Build(trees, cfg, rep); err != nil {
 			return Stats{}, err
 		}
@@ -229,9 +279,10 @@ func SkipBad(pool []data.Record, kind structure.TreeKind) ([]data.Record, []*dat
 
 // statsOf computes Stats for an assignment of pool; ix may be nil.
 func statsOf(pool []data.Record, ix *structure.Index, a Assignment, anon Anonymizer) Stats {
-	s := Stats{TrainSize: len(a.Train), DevSize: len(a.Dev), TestSize: len(a.Test), MissingAtoms: []string{}}
+	anon = anon.Resolve(pool)
+	s := Stats{TrainSize: len(a.Train), DevSize: len(a.Dev), TestSize: len(a.Test), MissingAtoms: []string{}, Anonymizer: anon}
 	if ix != nil {
-		s.WeightsOver = "pool"
+		s.WeightsOver, s.AtomCount = "pool", ix.AtomCount
 		fa, fb := ix.AtomDist(a.Train), ix.AtomDist(a.Test)
 		da := structure.Divergence(fa, fb, structure.AtomAlpha)
 		dc := structure.Divergence(ix.CompoundDist(a.Train, true), ix.CompoundDist(a.Test, true), structure.CompoundAlpha)
@@ -295,9 +346,9 @@ func lengthRatio(pool []data.Record, a Assignment, field func(*data.Record) stri
 		}
 		return float64(n) / float64(len(idx))
 	}
-	tr := mean(a.Train)
-	if tr == 0 {
+	te := mean(a.Test)
+	if te == 0 {
 		return 0
 	}
-	return mean(a.Test) / tr
+	return mean(a.Train) / te
 }

@@ -33,7 +33,9 @@ func DefaultTemplateConfig() TemplateConfig {
 // capped evaluation side reaches Dev+Test of the pool, keeps at most KTrain
 // (KTest) random examples per train (evaluation) template and drops the
 // rest, and redraws while some evaluation input or output token never occurs
-// in train. Sizes.Train is ignored: train is every remaining template.
+// in train. Train is every remaining template, unless Sizes.Train is set:
+// then both sides are drawn down to their sizes (trimToSizes), as Keysers
+// et al.'s pattern splits are (§4: 40% train, 10% evaluation).
 func Template(pool []data.Record, cfg TemplateConfig, sizes Sizes, rng *rand.Rand) (Assignment, error) {
 	field, err := fieldOf(cfg.By)
 	if err != nil {
@@ -78,6 +80,9 @@ func Template(pool []data.Record, cfg TemplateConfig, sizes Sizes, rng *rand.Ran
 			} else {
 				train = append(train, capped(groups[t], cfg.KTrain)...)
 			}
+		}
+		if train, eval, err = trimToSizes(train, eval, sizes, len(pool), rng); err != nil {
+			return Assignment{}, err
 		}
 		if missingToken(pool, train, eval) == "" {
 			return finish(train, eval, int(float64(len(eval))*sizes.Dev/(sizes.Dev+sizes.Test)+0.5), rng), nil

@@ -32,7 +32,21 @@ type CompoundConfig struct {
 	// choose: all where the trees hold at most ExactPerTree subtrees each
 	// on average, else one-node.
 	Supergraphs string
+	// Atoms says how an example counts its atoms in F_A: AtomsPerExample
+	// (or ""), once per example that uses the atom, or AtomsPerOccurrence,
+	// once per node. Keysers et al. §2.1 weigh a compound "in a sample" (the
+	// largest weight of its occurrences there), so each example counts a
+	// compound at most once; compbench reads F_A the same way. On SCAN this
+	// reading gives Table 3's atom divergences (output length split 0.036
+	// against the paper's 0.034; per occurrence, 0.046), see docs/splits.md.
+	Atoms string
 }
+
+// Atom counts for CompoundConfig.Atoms.
+const (
+	AtomsPerExample    = "example"
+	AtomsPerOccurrence = "occurrence"
+)
 
 // Supergraph sets for CompoundConfig.Supergraphs.
 const (
@@ -145,6 +159,9 @@ func (c CompoundConfig) Validate() error {
 	if c.Supergraphs != "" && c.Supergraphs != SupersAll && c.Supergraphs != SupersOneNode {
 		return fmt.Errorf("supergraphs %q: want %q, %q or empty (chosen from the data)", c.Supergraphs, SupersAll, SupersOneNode)
 	}
+	if c.Atoms != "" && c.Atoms != AtomsPerExample && c.Atoms != AtomsPerOccurrence {
+		return fmt.Errorf("atom count %q: want %q or %q", c.Atoms, AtomsPerExample, AtomsPerOccurrence)
+	}
 	if c.Keep < KeepAuto {
 		return fmt.Errorf("compounds kept %d: want >= 0, or %d to choose from the data", c.Keep, KeepAuto)
 	}
@@ -176,6 +193,9 @@ type Index struct {
 	// Supergraphs is the supergraph set the weights used (SupersAll or
 	// SupersOneNode).
 	Supergraphs string
+	// AtomCount is how examples count atoms (AtomsPerExample or
+	// AtomsPerOccurrence).
+	AtomCount string
 	// Atoms maps atom id to its label.
 	Atoms []string
 	// Compounds maps compound id to its canonical text (see compoundText).
@@ -249,6 +269,11 @@ func Build(trees []*data.Tree, cfg CompoundConfig, rep progress.Reporter) (*Inde
 		}
 	}
 	ix.Supergraphs = cfg.Supergraphs
+	ix.AtomCount = cfg.Atoms
+	if ix.AtomCount == "" {
+		ix.AtomCount = AtomsPerExample
+	}
+	perExample := ix.AtomCount == AtomsPerExample
 	atomID := map[string]int32{}
 	passes := 2
 	if cfg.Keep != 0 {
@@ -258,7 +283,7 @@ func Build(trees []*data.Tree, cfg CompoundConfig, rep progress.Reporter) (*Inde
 	for i, t := range trees {
 		f := flatten(t, atomID, &ix.Atoms)
 		wg.count(&f, ix.Atoms)
-		ix.Examples[i].Atoms = atomCounts(f.atom)
+		ix.Examples[i].Atoms = atomCounts(f.atom, perExample)
 		bar.Add(1)
 	}
 	ix.Compounds = wg.compounds()
@@ -799,10 +824,15 @@ func quoteLabel(s string) string {
 	return s
 }
 
-func atomCounts(atoms []int32) []Entry {
+// atomCounts counts each atom of a tree: once, or once per node.
+func atomCounts(atoms []int32, once bool) []Entry {
 	m := map[int32]float64{}
 	for _, a := range atoms {
-		m[a]++
+		if once {
+			m[a] = 1
+		} else {
+			m[a]++
+		}
 	}
 	return sortedEntries(m)
 }

@@ -255,24 +255,40 @@ func contains(s []string, x string) bool {
 	return false
 }
 
-// TestAtomDistCounts checks that F_A counts every occurrence of an atom,
-// not just its presence: a(b, b) holds b twice.
+// TestAtomDistCounts checks both readings of F_A on a(b, b), which holds b
+// twice: per example (the default) b counts once, per occurrence twice.
 func TestAtomDistCounts(t *testing.T) {
-	ix, err := Build([]*data.Tree{mustTree(t, "a(b, b)"), mustTree(t, "b")}, CompoundConfig{MaxSize: 2}, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		atoms string
+		b     float64 // F_A(a(b, b))[b]
+		da    float64 // D_A(a(b, b) || b)
+	}{
+		// F_A(train) = (a 1/2, b 1/2), F_A(test) = (b 1): C_0.5 = sqrt(1/2).
+		{"", 1, 1 - math.Sqrt(0.5)},
+		{AtomsPerExample, 1, 1 - math.Sqrt(0.5)},
+		// F_A(train) = (a 1/3, b 2/3), F_A(test) = (b 1): C_0.5 = sqrt(2/3).
+		{AtomsPerOccurrence, 2, 1 - math.Sqrt(2.0/3)},
+	} {
+		t.Run("atoms="+tc.atoms, func(t *testing.T) {
+			ix, err := Build([]*data.Tree{mustTree(t, "a(b, b)"), mustTree(t, "b")}, CompoundConfig{MaxSize: 2, Atoms: tc.atoms}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			for id, w := range ix.AtomDist([]int{0}) {
+				got[ix.Atoms[id]] = w
+			}
+			if got["a"] != 1 || got["b"] != tc.b {
+				t.Errorf("F_A(a(b, b)) = %v, want a 1, b %v", got, tc.b)
+			}
+			da := Divergence(ix.AtomDist([]int{0}), ix.AtomDist([]int{1}), AtomAlpha)
+			if math.Abs(da-tc.da) > 1e-12 {
+				t.Errorf("D_A = %v, want %v", da, tc.da)
+			}
+		})
 	}
-	got := map[string]float64{}
-	for id, w := range ix.AtomDist([]int{0}) {
-		got[ix.Atoms[id]] = w
-	}
-	if got["a"] != 1 || got["b"] != 2 {
-		t.Errorf("F_A(a(b, b)) = %v, want a 1, b 2", got)
-	}
-	// F_A(train) = (a 1/3, b 2/3), F_A(test) = (b 1): C_0.5 = sqrt(2/3).
-	da := Divergence(ix.AtomDist([]int{0}), ix.AtomDist([]int{1}), AtomAlpha)
-	if want := 1 - math.Sqrt(2.0/3); math.Abs(da-want) > 1e-12 {
-		t.Errorf("D_A = %v, want %v", da, want)
+	if _, err := Build(nil, CompoundConfig{Atoms: "twice"}, nil); err == nil {
+		t.Error("Atoms \"twice\" accepted")
 	}
 }
 

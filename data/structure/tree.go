@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"compbench/data"
+	"compbench/data/scan"
 )
 
 // TreeKind names where a record's program tree comes from.
@@ -24,6 +25,13 @@ const (
 	TreeAuto TreeKind = "auto"
 	// TreeSCAN reads the record's tree field (SCAN rule applications).
 	TreeSCAN TreeKind = "scan"
+	// TreeSCANRules derives the tree from the input, an original SCAN
+	// command: Keysers et al.'s 38 rule applications (scan.RuleTree), what
+	// SCAN's text files and gen scan-original store in the tree field.
+	TreeSCANRules TreeKind = "scan-rules"
+	// TreeSCANShi derives Shi et al.'s derivation tree from the input, a
+	// command of their extended grammar (what gen scan stores).
+	TreeSCANShi TreeKind = "scan-shi"
 	// TreeRobustFill reads the program field: nested ["Op", arg...] arrays.
 	TreeRobustFill TreeKind = "robustfill"
 	// TreeBracketed parses the output as f(a, b) (COVR, GeoQuery FunQL).
@@ -35,7 +43,7 @@ const (
 )
 
 // TreeKinds lists every kind, for flag help.
-var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ}
+var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeSCANRules, TreeSCANShi, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ}
 
 // ParseTreeKind checks a --tree value.
 func ParseTreeKind(s string) (TreeKind, error) {
@@ -58,6 +66,15 @@ func RecordTree(r *data.Record, kind TreeKind) (*data.Tree, error) {
 			return nil, fmt.Errorf("record %q has no \"tree\" field", r.ID)
 		}
 		return r.Tree, nil
+	case TreeSCANRules, TreeSCANShi:
+		c, err := scan.Parse(r.Input)
+		if err != nil {
+			return nil, fmt.Errorf("input: %w", err)
+		}
+		if kind == TreeSCANShi {
+			return c.Tree(), nil
+		}
+		return c.RuleTree()
 	case TreeRobustFill:
 		if len(r.Program) == 0 {
 			return nil, fmt.Errorf("record %q has no \"program\" field", r.ID)
