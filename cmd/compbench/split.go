@@ -58,6 +58,7 @@ The grammar and nls methods take flags of their own: see
 	steps := fs.Int("swaps", 0, "tmcd: train/test swaps tried (0: 20 per example)")
 	lenRatio := fs.Float64("max-length-ratio", mdef.MaxLengthRatio, "mcd, tmcd: keep mean test output length within [1/R, R] times train's (0: off)")
 	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: also keep each side's output lengths at the pool's over this many length strata (0: off)")
+	measure := fs.String("measure", structure.MeasureKeysers, "mcd, tmcd, likelihood: what compounds and atoms are: keysers (Keysers et al.) or nqg (NQG's: parent-child pairs by argument slot, counted per occurrence; atoms once per example); see compbench stats --help")
 	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data; mcd's default: all on pools of up to 50,000 examples, else -1)")
 	scores := fs.String("scores", "", "likelihood: JSONL of {\"id\",\"score\"}, higher = more likely")
 	buckets := fs.Int("len-buckets", 0, "likelihood: control for length with this many quantile buckets")
@@ -107,7 +108,10 @@ The grammar and nls methods take flags of their own: see
 	if err := sizes.Validate(); err != nil {
 		return usagef("split: %v", err)
 	}
-	comp := structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep, Atoms: *atoms}
+	comp := structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep, Atoms: *atoms, Measure: *measure}
+	if err := checkMeasure("split", fs, *measure); err != nil {
+		return err
+	}
 	if err := comp.Validate(); err != nil {
 		return usagef("split: --max-compound, --keep-compounds: %v", err)
 	}
@@ -154,7 +158,7 @@ The grammar and nls methods take flags of their own: see
 	}
 	keepGiven := false
 	fs.Visit(func(f *flag.Flag) { keepGiven = keepGiven || f.Name == "keep-compounds" })
-	if method == "mcd" && !keepGiven {
+	if method == "mcd" && !keepGiven && *measure != structure.MeasureNQG {
 		job.Compounds.Keep = split.MCDCompoundKeep(len(job.Pool))
 	}
 	if method == "likelihood" {
@@ -200,7 +204,11 @@ func printStats(w io.Writer, s split.Stats, asJSON bool) error {
 	if s.WeightsOver != "" {
 		over = ", weights over " + s.WeightsOver
 	}
-	fmt.Fprintf(w, "compound div.      %s (unweighted %s%s)\n", f(s.CompoundDivergence), f(s.CompoundDivergenceUnweighted), over)
+	if s.Measure == structure.MeasureNQG {
+		fmt.Fprintf(w, "compound div.      %s (NQG's: parent-child pairs, per occurrence, unweighted)\n", f(s.CompoundDivergence))
+	} else {
+		fmt.Fprintf(w, "compound div.      %s (unweighted %s%s)\n", f(s.CompoundDivergence), f(s.CompoundDivergenceUnweighted), over)
+	}
 	fmt.Fprintf(w, "pattern coverage   output %.4f  input %.4f\n", s.OutputPatternCoverage, s.InputPatternCoverage)
 	fmt.Fprintf(w, "length ratio       output %.4f  input %.4f\n", s.OutputLengthRatio, s.InputLengthRatio)
 	_, err := fmt.Fprintf(w, "missing atoms      %d %s\n", len(s.MissingAtoms), strings.Join(s.MissingAtoms, " | "))

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"compbench/data/split"
@@ -36,7 +38,14 @@ rule applications as its tree; --tree scan-rules and scan-shi derive the
 rule tree or Shi et al.'s derivation from any SCAN command file. Atoms count
 once per example that uses them (--atoms example), or once per node
 (--atoms occurrence, compbench's earlier reading). Length ratios are mean
-train length / mean test length, as in Keysers et al.'s Table 3.`, stderr)
+train length / mean test length, as in Keysers et al.'s Table 3.
+
+--measure nqg measures as NQG's code measures its GeoQuery splits (Shaw et
+al. 2021, TMCD): compounds are a parent with one argument slot filled,
+most(_, loc_1, _), unweighted and counted per occurrence; atoms are the
+program's symbols, once per example. NQG's published tmcd_1 split reads
+  compbench stats --train train.tsv --test test.tsv --tree bracketed --measure nqg
+D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 	splitDir := fs.String("split", "", "folder written by compbench split: recompute its statistics over its pool")
 	poolPath := fs.String("pool", "", "the pool `FILE` the split was drawn from: weigh compounds over it (with --split: when split.json's params.pool has moved)")
 	train := fs.String("train", "", "training records")
@@ -47,6 +56,7 @@ train length / mean test length, as in Keysers et al.'s Table 3.`, stderr)
 	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "auto", "pattern anonymizer: auto (scan for SCAN commands, else generic), generic, scan, none")
 	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data)")
+	measure := fs.String("measure", structure.MeasureKeysers, "what compounds are: keysers (subtrees up to --max-compound nodes, weighted; Keysers et al.) or nqg (parent-child pairs by argument slot, counted per occurrence; NQG's TMCD splits)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -70,7 +80,10 @@ train length / mean test length, as in Keysers et al.'s Table 3.`, stderr)
 	if opts.Anonymizer, err = split.ParseAnonymizer(*anon); err != nil {
 		return usagef("stats: --anonymize: %v", err)
 	}
-	opts.Compounds = structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep, Atoms: *atoms}
+	opts.Compounds = structure.CompoundConfig{MaxSize: *maxSize, Keep: *keep, Atoms: *atoms, Measure: *measure}
+	if err := checkMeasure("stats", fs, *measure); err != nil {
+		return err
+	}
 	if err := opts.Compounds.Validate(); err != nil {
 		return usagef("stats: --max-compound, --keep-compounds, --atoms: %v", err)
 	}
@@ -106,6 +119,28 @@ func treeKindList() string {
 		b.WriteString(", ")
 	}
 	return b.String() + "none"
+}
+
+// checkMeasure refuses an unknown --measure, and the flags that shape
+// Keysers et al.'s compounds beside --measure nqg, whose compounds have
+// one size and no weights to select by.
+func checkMeasure(cmd string, fs *flag.FlagSet, measure string) error {
+	if !slices.Contains(structure.Measures, measure) {
+		return usagef("%s: --measure %q: want %s", cmd, measure, strings.Join(structure.Measures, " or "))
+	}
+	if measure != structure.MeasureNQG {
+		return nil
+	}
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "max-compound" || f.Name == "keep-compounds" {
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return usagef("%s: --measure nqg fixes compounds to parent-child pairs, all kept: drop %s", cmd, strings.Join(bad, " and "))
+	}
+	return nil
 }
 
 // statsOfSplit recomputes a split's statistics over its pool and checks

@@ -56,6 +56,7 @@ type Params struct {
 	Keep       int        `json:"compound_keep"`
 	Supers     string     `json:"compound_supergraphs"`
 	AtomCount  string     `json:"atom_count,omitempty"`
+	Measure    string     `json:"compound_measure,omitempty"`
 	Pool       string     `json:"pool"`
 	Anonymizer Anonymizer `json:"anonymizer"`
 	SkippedBad int        `json:"skipped_bad"`
@@ -96,6 +97,9 @@ func (j *Job) Run(ctx context.Context) (*Result, []data.Record, error) {
 			return nil, nil, err
 		}
 		params.MaxSize, params.Keep, params.Supers, params.AtomCount = ix.MaxSize, ix.Keep, ix.Supergraphs, ix.AtomCount
+		if ix.Measure == structure.MeasureNQG {
+			params.Measure = ix.Measure
+		}
 	} else if j.NeedsTrees() {
 		return nil, nil, fmt.Errorf("%s needs program trees; --tree none is not allowed", j.Method)
 	}

@@ -53,6 +53,11 @@ type Stats struct {
 	AtomCount string `json:"atom_count,omitempty"`
 	// Anonymizer is the pattern anonymizer the coverages used.
 	Anonymizer Anonymizer `json:"anonymizer,omitempty"`
+	// Measure is "nqg" when compounds and atoms are NQG's (see
+	// structure.MeasureNQG); empty for Keysers et al.'s. NQG's compounds
+	// carry no weights, so both compound divergences are the same number
+	// and WeightsOver is empty.
+	Measure string `json:"compound_measure,omitempty"`
 }
 
 // TreeNone turns tree-based statistics off (data without programs).
@@ -164,6 +169,7 @@ type SplitFile struct {
 		Keep       int        `json:"compound_keep"`
 		Supers     string     `json:"compound_supergraphs"`
 		AtomCount  string     `json:"atom_count"`
+		Measure    string     `json:"compound_measure"`
 		Anonymizer Anonymizer `json:"anonymizer"`
 		SkippedBad int        `json:"skipped_bad"`
 	} `json:"params"`
@@ -219,7 +225,7 @@ func SplitStats(f *SplitFile, pool []data.Record, rep progress.Reporter) (Stats,
 		if atoms == "" {
 			atoms = structure.AtomsPerOccurrence
 		}
-		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep, Supergraphs: f.Params.Supers, Atoms: atoms}
+		cfg := structure.CompoundConfig{MaxSize: f.Params.MaxSize, Keep: f.Params.Keep, Supergraphs: f.Params.Supers, Atoms: atoms, Measure: f.Params.Measure}
 		if ix, err = structure.Build(trees, cfg, rep); err != nil {
 			return Stats{}, err
 		}
@@ -287,6 +293,11 @@ func statsOf(pool []data.Record, ix *structure.Index, a Assignment, anon Anonymi
 		da := structure.Divergence(fa, fb, structure.AtomAlpha)
 		dc := structure.Divergence(ix.CompoundDist(a.Train, true), ix.CompoundDist(a.Test, true), structure.CompoundAlpha)
 		du := structure.Divergence(ix.CompoundDist(a.Train, false), ix.CompoundDist(a.Test, false), structure.CompoundAlpha)
+		if ix.Measure == structure.MeasureNQG {
+			// NQG's compounds are unweighted; their per-occurrence
+			// counts are the distribution, and no pool weighs them.
+			du, s.WeightsOver, s.Measure = dc, "", ix.Measure
+		}
 		s.AtomDivergence, s.CompoundDivergence, s.CompoundDivergenceUnweighted = &da, &dc, &du
 		for k := range fb {
 			if fb[k] > 0 && fa[k] == 0 {

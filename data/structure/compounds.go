@@ -40,6 +40,12 @@ type CompoundConfig struct {
 	// reading gives Table 3's atom divergences (output length split 0.036
 	// against the paper's 0.034; per occurrence, 0.046), see docs/splits.md.
 	Atoms string
+	// Measure names the definition of compounds: MeasureKeysers (or "")
+	// or MeasureNQG (parent-child pairs by argument slot, counted per
+	// occurrence, see buildNQG), which has no sizes, weights or
+	// selection: MaxSize must be 0 or 2, and Keep and Supergraphs are
+	// not used.
+	Measure string
 }
 
 // Atom counts for CompoundConfig.Atoms.
@@ -162,6 +168,15 @@ func (c CompoundConfig) Validate() error {
 	if c.Atoms != "" && c.Atoms != AtomsPerExample && c.Atoms != AtomsPerOccurrence {
 		return fmt.Errorf("atom count %q: want %q or %q", c.Atoms, AtomsPerExample, AtomsPerOccurrence)
 	}
+	switch c.Measure {
+	case "", MeasureKeysers:
+	case MeasureNQG:
+		if c.MaxSize != 0 && c.MaxSize != NQGCompoundSize {
+			return fmt.Errorf("compound size %d: measure %s's compounds are %d nodes", c.MaxSize, MeasureNQG, NQGCompoundSize)
+		}
+	default:
+		return fmt.Errorf("compound measure %q: want %s", c.Measure, strings.Join(Measures, " or "))
+	}
 	if c.Keep < KeepAuto {
 		return fmt.Errorf("compounds kept %d: want >= 0, or %d to choose from the data", c.Keep, KeepAuto)
 	}
@@ -196,6 +211,8 @@ type Index struct {
 	// AtomCount is how examples count atoms (AtomsPerExample or
 	// AtomsPerOccurrence).
 	AtomCount string
+	// Measure is MeasureKeysers or MeasureNQG (see CompoundConfig).
+	Measure string
 	// Atoms maps atom id to its label.
 	Atoms []string
 	// Compounds maps compound id to its canonical text (see compoundText).
@@ -251,10 +268,13 @@ func Build(trees []*data.Tree, cfg CompoundConfig, rep progress.Reporter) (*Inde
 			return nil, fmt.Errorf("example %d has no tree", i)
 		}
 	}
+	if cfg.Measure == MeasureNQG {
+		return buildNQG(trees, cfg, rep)
+	}
 	if cfg.MaxSize == 0 {
 		cfg.MaxSize = AutoMaxSize(trees)
 	}
-	ix := &Index{MaxSize: cfg.MaxSize, Examples: make([]Example, len(trees))}
+	ix := &Index{MaxSize: cfg.MaxSize, Measure: MeasureKeysers, Examples: make([]Example, len(trees))}
 	var wg weigher
 	switch cfg.Supergraphs {
 	case SupersAll:

@@ -1,7 +1,9 @@
 // Package structure turns records into program trees and trees into atoms
-// and weighted compounds (Keysers et al. 2020, §2.1 and App. L.4). It is the
-// only place in compbench that knows how a record becomes a tree; splits and
-// evaluation both call it.
+// and weighted compounds (Keysers et al. 2020, §2.1 and App. L.4), or into
+// the unweighted parent-child compounds of Shaw et al. 2021's TMCD splits
+// as NQG's code defines them (nqg.go). It is the only place in compbench
+// that knows how a record becomes a tree; splits and evaluation both call
+// it.
 package structure
 
 import (
