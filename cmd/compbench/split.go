@@ -57,6 +57,7 @@ The grammar and nls methods take flags of their own: see
 	polish := fs.Int("polish", mdef.Polish, "mcd: replacement steps after the greedy, each swapping one assigned example for the best of --candidates free ones when that raises D_C within the bounds (0: none)")
 	steps := fs.Int("swaps", 0, "tmcd: train/test swaps tried (0: 20 per example)")
 	lenRatio := fs.Float64("max-length-ratio", mdef.MaxLengthRatio, "mcd, tmcd: keep mean test output length within [1/R, R] times train's (0: off)")
+	minRatio := fs.Float64("min-length-ratio", 0, "mcd: raise the band's lower end from 1/R: mean test output length at least M times train's (Keysers et al.'s SCAN splits: 1.32 with R 1.59)")
 	lenBuckets := fs.Int("length-buckets", mdef.LengthBuckets, "mcd, tmcd: also keep each side's output lengths at the pool's over this many length strata (0: off)")
 	measure := fs.String("measure", structure.MeasureKeysers, "mcd, tmcd, likelihood: what compounds and atoms are: keysers (Keysers et al.) or nqg (NQG's: parent-child pairs by argument slot, counted per occurrence; atoms once per example); see compbench stats --help")
 	keep := fs.Int("keep-compounds", structure.DefaultCompoundConfig().Keep, "compounds kept, those of largest total weight (0: all; -1: chosen from the data; mcd's default: all on pools of up to 50,000 examples, else -1)")
@@ -118,7 +119,7 @@ The grammar and nls methods take flags of their own: see
 	mcd := split.DefaultMCDConfig()
 	mcd.MaxAtomDiv, mcd.TargetDiv, mcd.Candidates, mcd.EvalCandidates, mcd.RemoveEvery = *maxAtom, *target, *cands, *evalCands, *removeEvery
 	mcd.Polish, mcd.Restarts = *polish, *restarts
-	mcd.LengthBuckets, mcd.MaxLengthRatio = *lenBuckets, *lenRatio
+	mcd.LengthBuckets, mcd.MaxLengthRatio, mcd.MinLengthRatio = *lenBuckets, *lenRatio, *minRatio
 	job := split.Job{Method: method, PoolName: *in, Seed: *seed, Sizes: sizes, Tree: kind, Compounds: comp, SkipBad: *skipBad, Anonymizer: an,
 		Length:     split.LengthConfig{By: *by, Threshold: *threshold},
 		Template:   split.TemplateConfig{By: *by, Anonymizer: an, KTrain: *kTrain, KTest: *kTest, MaxTries: *maxTries},

@@ -160,3 +160,41 @@ func TestKeysersSizes(t *testing.T) {
 		}
 	})
 }
+
+// TestMCDMinLengthRatio checks the one-sided band --min-length-ratio makes:
+// a state is within bounds only when the evaluation side's mean output
+// length is 1.32-1.59 times train's, and outside it scores by its log
+// distance to the band.
+func TestMCDMinLengthRatio(t *testing.T) {
+	cfg := DefaultMCDConfig()
+	cfg.MinLengthRatio, cfg.MaxLengthRatio = 1.32, 1.59
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		ratio float64
+		ok    bool
+		val   float64
+	}{
+		{"inside", 1.4, true, 0.7},
+		{"test as long as train", 1, false, -math.Log(1.32)},
+		{"test too long", 1.7, false, -(math.Log(1.7) - math.Log(1.59))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := cfg.scoreLen(0.7, 0.01, tc.ratio)
+			if s.ok != tc.ok || math.Abs(s.val-tc.val) > 1e-12 {
+				t.Errorf("score %+v, want ok %v val %v", s, tc.ok, tc.val)
+			}
+		})
+	}
+	for _, bad := range []MCDConfig{
+		{MaxAtomDiv: 0.02, MaxLengthRatio: 1.5, MinLengthRatio: 1.6},
+		{MaxAtomDiv: 0.02, MaxLengthRatio: 1.5, MinLengthRatio: -1},
+		{MaxAtomDiv: 0.02, MaxLengthRatio: 1.5, MinLengthRatio: math.NaN()},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
