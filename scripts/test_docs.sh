@@ -42,6 +42,8 @@
 #   t5-small/, bart-base/ -> models/pretrained/testdata/t5-tiny, bart-tiny
 #                       (tiny random T5 and BART in the Hugging Face layout)
 #   tasks.txt        -> data/scan/testdata/tasks.txt (SCAN's file format)
+#   tasks_train_mcd1.txt, tasks_test_mcd1.txt -> its first 10 and last 6
+#                       lines (a published split's two files)
 #   dataset.json, mcd1.json -> data/cfq/testdata (a CFQ-format dataset
 #                       and split)
 #   covr-grammar.txt -> data/scfg/testdata/tiny.txt (a COVR-style grammar)
@@ -171,6 +173,8 @@ fixtures() {
   ln -s "$shim/compbench" "$d/bin/compbench"
   [ -d "$root/experiments" ] && ln -s "$root/experiments" "$d/experiments"
   cp "$root/data/scan/testdata/tasks.txt" "$d/tasks.txt"
+  head -n 10 "$d/tasks.txt" >"$d/tasks_train_mcd1.txt"
+  tail -n +11 "$d/tasks.txt" >"$d/tasks_test_mcd1.txt"
   cp "$root/data/cfq/testdata/mcd_dataset.json" "$d/dataset.json"
   cp "$root/data/cfq/testdata/mcd_split.json" "$d/mcd1.json"
   cp "$root/data/scfg/testdata/tiny.txt" "$d/covr-grammar.txt"
