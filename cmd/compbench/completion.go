@@ -49,8 +49,8 @@ binary for its commands ("compbench help") and flags ("compbench CMD
 }
 
 // bashCompletion is the bash script. Commands come from "compbench help"
-// and flags from the command's --help (the flag package's "  -name"
-// lines), run by the binary being completed, COMP_WORDS[0].
+// and flags from the command's --help (its "  --name" lines), run by the
+// binary being completed, COMP_WORDS[0].
 func bashCompletion() string {
 	var b strings.Builder
 	b.WriteString(`# compbench completion for bash (compbench completion bash)
@@ -75,7 +75,7 @@ _compbench() {
 	b.WriteString(`  esac
   case "$cur" in
     -*)
-      words=$("$bin" "$cmd" $sub --help 2>/dev/null | sed -n 's/^  -\([A-Za-z0-9][A-Za-z0-9-]*\).*/--\1/p')
+      words=$("$bin" "$cmd" $sub --help 2>/dev/null | sed -n 's/^  --\([A-Za-z0-9][A-Za-z0-9-]*\).*/--\1/p')
       COMPREPLY=($(compgen -W "$words" -- "$cur")) ;;
     *) COMPREPLY=($(compgen -f -- "$cur")) ;;
   esac

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -49,9 +50,64 @@ func newFlags(name, usage, about string, _ io.Writer) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: compbench %s\n\n%s\n\nflags:\n", usage, strings.TrimSpace(about))
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	return fs
+}
+
+// printFlags is flag.PrintDefaults with the --name spelling that the docs
+// and error messages use (the flag package prints -name): the same layout,
+// backquoted placeholders and "(default ...)" for non-zero defaults.
+func printFlags(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		b.WriteString("\n    \t")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch {
+		case isZeroDefault(f):
+		case isStringFlag(f):
+			fmt.Fprintf(&b, " (default %q)", f.DefValue)
+		default:
+			fmt.Fprintf(&b, " (default %v)", f.DefValue)
+		}
+		b.WriteString("\n")
+		fmt.Fprint(fs.Output(), b.String())
+	})
+}
+
+// isStringFlag reports whether f holds a plain string, whose default the
+// help quotes (as the flag package does for fs.String flags).
+func isStringFlag(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	_, ok = g.Get().(string)
+	return ok
+}
+
+// isZeroDefault reports whether f's default prints as its type's zero
+// value, which the help leaves unstated (as the flag package does).
+func isZeroDefault(f *flag.Flag) (zero bool) {
+	typ := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if typ.Kind() == reflect.Pointer {
+		z = reflect.New(typ.Elem())
+	} else {
+		z = reflect.Zero(typ)
+	}
+	// A String method that cannot handle its zero value: state the default.
+	defer func() {
+		if recover() != nil {
+			zero = false
+		}
+	}()
+	return f.DefValue == z.Interface().(flag.Value).String()
 }
 
 // parseFlags parses args; --help gives a *helpRequest, bad flags a usage

@@ -72,7 +72,7 @@ func TestTrainPresets(t *testing.T) {
 	})
 	t.Run("help", func(t *testing.T) {
 		out, _, code := runCLI(t, "train", "--help")
-		for _, want := range []string{"-preset NAME", "  cpu-small: ", "  paper: ", "batch 64, lr 0.005, warmup 200, 2000 steps"} {
+		for _, want := range []string{"  --preset NAME", "  cpu-small: ", "  paper: ", "batch 64, lr 0.005, warmup 200, 2000 steps"} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("exit %d, help lacks %q:\n%s", code, want, out)
 			}
