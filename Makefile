@@ -60,6 +60,7 @@ test-scripts: build
 	for want in "| random |" "| mcd |" "compound div."; do \
 		grep -qF "$$want" "$$d/demo/results.md" || { echo "test-scripts: demo.sh results lack \"$$want\""; cat "$$d/log"; exit 1; }; \
 	done; echo "test-scripts: demo.sh ok (reduced: every 20th command, 5 steps)"
+	@./scripts/gpu_session.sh --self-test
 
 # test-docs runs every sh block of README.md and docs/*.md at toy size, in
 # file order, one folder per file (scripts/test_docs.sh says how sizes are

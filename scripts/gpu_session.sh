@@ -18,7 +18,14 @@
 #      same seed, compared the same way
 #
 # A failing or hanging step never stops the script: each runs under its own
-# timeout, cut further so that the whole stays within BUDGET_S seconds.
+# timeout, cut further so that the whole stays within BUDGET_S seconds. The
+# exit status agrees with the summary: 0 when nothing failed, 1 when any
+# step FAILED or TIMED OUT (or repeated runs DIFFER, or the kit lacks a
+# binary), after every step has run and the summary's last line lists them.
+#
+#   scripts/gpu_session.sh --self-test   runs the script on two stand-in kits
+#                      (every binary failing, every binary passing) and checks
+#                      its exit status and summary against each; seconds, no GPU
 #
 #   KIT=gpu-kit        the kit folder
 #   BUDGET_S=540       wall-clock budget of the whole session
@@ -33,6 +40,62 @@ set -uo pipefail
 unset COMPBENCH_GEMM
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+
+# self_test: the session on stand-in kits, where each binary is a shell
+# script that fails (or passes) at once; the exit status and the summary
+# must agree, and a failing kit must still run every step to the end.
+self_test() {
+	local d rc k ok=1
+	d=$(mktemp -d) || exit 1
+	# shellcheck disable=SC2064 # d is fixed now
+	trap "rm -rf '$d'" EXIT
+	for k in fail pass; do
+		mkdir -p "$d/kit-$k"
+		echo "tags: gpu (stand-in kit of gpu_session.sh --self-test)" >"$d/kit-$k/MANIFEST"
+	done
+	for f in compbench kernels.test engine.test; do
+		printf '#!/bin/sh\necho "FAIL: stand-in %s"\nexit 1\n' "$f" >"$d/kit-fail/$f"
+	done
+	# The passing compbench writes the weight files the repeat runs compare.
+	cat >"$d/kit-pass/compbench" <<'STUB'
+#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
+if [ -n "$out" ]; then
+	mkdir -p "$out" && echo weights >"$out/model.safetensors" && echo adam >"$out/optim.safetensors"
+fi
+exit 0
+STUB
+	printf '#!/bin/sh\necho PASS\n' >"$d/kit-pass/kernels.test"
+	cp "$d/kit-pass/kernels.test" "$d/kit-pass/engine.test"
+	chmod +x "$d"/kit-*/*
+	for k in fail pass; do
+		env -u FORCE KIT="$d/kit-$k" QUICK=1 BUDGET_S=300 PYTHON="$d/no-python" \
+			"$ROOT/scripts/gpu_session.sh" "$d/out-$k" >"$d/$k.log" 2>&1
+		rc=$?
+		local sum=$d/out-$k/summary.txt want
+		case $k in
+		fail) want="exit 1, FAILED lines, every step run" ;;
+		pass) want="exit 0, no FAILED line" ;;
+		esac
+		if [ "$k" = fail ] && { [ "$rc" -ne 1 ] || ! grep -q ': FAILED, exit 1' "$sum" ||
+			! grep -q '^== c. benchmarks' "$sum" || ! grep -q '^result: FAILED' "$sum"; }; then
+			ok=0
+		elif [ "$k" = pass ] && { [ "$rc" -ne 0 ] || grep -q 'FAILED' "$sum" || ! grep -q '^result: ok' "$sum"; }; then
+			ok=0
+		fi
+		if [ "$ok" = 0 ]; then
+			cat "$d/$k.log"
+			echo "gpu_session self-test: the $k kit gave exit $rc; want $want" >&2
+			exit 1
+		fi
+	done
+	echo "gpu_session self-test: ok (a failing kit exits 1 after every step, a passing one 0)"
+}
+if [ "${1:-}" = --self-test ]; then
+	self_test
+	exit 0
+fi
 
 if [ $# -ne 1 ]; then
 	echo "usage: scripts/gpu_session.sh OUTDIR" >&2
@@ -55,8 +118,12 @@ PY=${PYTHON:-python3}
 TORCH_DEVICE=${TORCH_DEVICE:-cuda}
 NPROC=$(nproc 2>/dev/null || echo 4)
 SUM=$OUT/summary.txt
+# FAILS lists what failed, one name a line; a file, because steps also run
+# in subshells.
+FAILS=$OUT/.failed
 T0=$SECONDS
 : >"$SUM"
+: >"$FAILS"
 
 say() { echo "$*" | tee -a "$SUM"; }
 elapsed() { echo $((SECONDS - T0)); }
@@ -84,13 +151,15 @@ step() {
 	return $rc
 }
 
-# note NAME RC TIMEOUT SECONDS: one summary line for a finished step.
+# note NAME RC TIMEOUT SECONDS: one summary line for a finished step; a
+# failed one is also listed in FAILS.
 note() {
 	case $2 in
 	0) say "  $1: ok ($4 s)" ;;
 	124 | 137) say "  $1: TIMED OUT after $3 s (log: $1.log)" ;;
 	*) say "  $1: FAILED, exit $2 ($4 s; log: $1.log)" ;;
 	esac
+	[ "$2" = 0 ] || echo "$1" >>"$FAILS"
 }
 
 # bg NAME TIMEOUT CMD...: step in the background; wait_bg NAME collects it.
@@ -150,7 +219,7 @@ for f in compbench kernels.test engine.test; do
 	if [ -f "$KIT/$f.gz" ] && [ ! -x "$KIT/$f" ]; then
 		gzip -dc "$KIT/$f.gz" >"$KIT/$f" && chmod +x "$KIT/$f"
 	fi
-	[ -x "$KIT/$f" ] || say "kit: $KIT/$f is missing; rebuild the kit with make gpu-kit"
+	[ -x "$KIT/$f" ] || { say "kit: $KIT/$f is missing; rebuild the kit with make gpu-kit"; echo "kit $f" >>"$FAILS"; }
 done
 say "kit:"
 sed 's/^/  /' "$KIT/MANIFEST" 2>/dev/null | grep -v sha256 | tee -a "$SUM"
@@ -261,6 +330,7 @@ same_bytes() {
 		say "  repeat $m run: weights and Adam state identical, byte for byte"
 	else
 		say "  repeat $m run: weights or Adam state DIFFER from the first cuda $m run (not reproducible)"
+		echo "repeat $m" >>"$FAILS"
 	fi
 }
 same_bytes tf32
@@ -381,3 +451,10 @@ fi
 rm -rf "$OUT/scan" "$GPT2_DIR" "$T5_DIR" "$OUT"/run-*/*.safetensors
 say ""
 say "done in $(elapsed) s; logs in $OUT"
+failed=$(sort -u "$FAILS" | paste -sd, - | sed 's/,/, /g')
+rm -f "$FAILS"
+if [ -n "$failed" ]; then
+	say "result: FAILED: $failed"
+	exit 1
+fi
+say "result: ok, nothing failed"
