@@ -38,6 +38,14 @@ var tokenizerFiles = [][]string{
 
 // LoadTokenizer loads the tokenizer files found in dir.
 func LoadTokenizer(dir string) (*Tokenizer, error) {
+	// A folder that is not there is not one without tokenizer files.
+	if fi, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such folder (want one holding vocab.json+merges.txt, encoder.json+vocab.bpe or tokenizer.json)", dir)
+	} else if err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder (want one holding vocab.json+merges.txt, encoder.json+vocab.bpe or tokenizer.json)", dir)
+	}
 	for _, names := range tokenizerFiles {
 		paths := make([]string, len(names))
 		found := true

@@ -130,7 +130,21 @@ func TestTokenizerBadFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := LoadTokenizer(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no tokenizer files") {
-		t.Errorf("empty folder: %v", err)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "vocab.json")
+	os.WriteFile(file, []byte(vocab), 0o644)
+	folders := []struct {
+		name, dir, want string
+	}{
+		{"empty folder", t.TempDir(), "no tokenizer files"},
+		{"missing folder", filepath.Join(dir, "testdata"), "testdata: no such folder"},
+		{"a file", file, "vocab.json: not a folder"},
+	}
+	for _, tc := range folders {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := LoadTokenizer(tc.dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
 	}
 }
