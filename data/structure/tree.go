@@ -1,9 +1,10 @@
 // Package structure turns records into program trees and trees into atoms
 // and weighted compounds (Keysers et al. 2020, §2.1 and App. L.4), or into
 // the unweighted parent-child compounds of Shaw et al. 2021's TMCD splits
-// as NQG's code defines them (nqg.go). It is the only place in compbench
-// that knows how a record becomes a tree; splits and evaluation both call
-// it.
+// as NQG's code defines them (nqg.go). COGS's logical forms (Kim & Linzen
+// 2020, §2) become trees linked by variable (cogs.go). It is the only
+// place in compbench that knows how a record becomes a tree; splits and
+// evaluation both call it.
 package structure
 
 import (
@@ -23,7 +24,8 @@ type TreeKind string
 // The tree sources RecordTree understands.
 const (
 	// TreeAuto picks by which fields are present: tree, ruleTree, program,
-	// then the output ("(" first: s-expression, else bracketed).
+	// then the output (a COGS logical form: cogs; "(" first: s-expression;
+	// else bracketed).
 	TreeAuto TreeKind = "auto"
 	// TreeSCAN reads the record's tree field (SCAN rule applications).
 	TreeSCAN TreeKind = "scan"
@@ -42,10 +44,13 @@ const (
 	TreeSExpr TreeKind = "sexpr"
 	// TreeCFQ reads a CFQ rule tree kept in Extra["ruleTree"].
 	TreeCFQ TreeKind = "cfq"
+	// TreeCOGS reads the output as a COGS logical form, linked by
+	// variable (ParseCOGS).
+	TreeCOGS TreeKind = "cogs"
 )
 
 // TreeKinds lists every kind, for flag help.
-var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeSCANRules, TreeSCANShi, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ}
+var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeSCANRules, TreeSCANShi, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ, TreeCOGS}
 
 // ParseTreeKind checks a --tree value.
 func ParseTreeKind(s string) (TreeKind, error) {
@@ -98,6 +103,12 @@ func RecordTree(r *data.Record, kind TreeKind) (*data.Tree, error) {
 			return nil, fmt.Errorf("output: %w", err)
 		}
 		return t, nil
+	case TreeCOGS:
+		t, err := ParseCOGS(r.Output)
+		if err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		return t, nil
 	case TreeCFQ:
 		raw, ok := r.Extra["ruleTree"]
 		if !ok {
@@ -120,6 +131,8 @@ func autoKind(r *data.Record) TreeKind {
 		return TreeCFQ
 	case len(r.Program) > 0:
 		return TreeRobustFill
+	case isCOGSForm(r.Output):
+		return TreeCOGS
 	case strings.HasPrefix(strings.TrimSpace(r.Output), "("):
 		return TreeSExpr
 	}
