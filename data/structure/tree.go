@@ -24,8 +24,8 @@ type TreeKind string
 // The tree sources RecordTree understands.
 const (
 	// TreeAuto picks by which fields are present: tree, ruleTree, program,
-	// then the output (a COGS logical form: cogs; "(" first: s-expression;
-	// else bracketed).
+	// then the output (a COGS logical form: cogs; SELECT first: sparql;
+	// "(" first: s-expression; else bracketed).
 	TreeAuto TreeKind = "auto"
 	// TreeSCAN reads the record's tree field (SCAN rule applications).
 	TreeSCAN TreeKind = "scan"
@@ -47,10 +47,13 @@ const (
 	// TreeCOGS reads the output as a COGS logical form, linked by
 	// variable (ParseCOGS).
 	TreeCOGS TreeKind = "cogs"
+	// TreeSPARQL reads the output as a CFQ SPARQL query, linked by
+	// variable (ParseSPARQL), for CFQ data without rule trees.
+	TreeSPARQL TreeKind = "sparql"
 )
 
 // TreeKinds lists every kind, for flag help.
-var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeSCANRules, TreeSCANShi, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ, TreeCOGS}
+var TreeKinds = []TreeKind{TreeAuto, TreeSCAN, TreeSCANRules, TreeSCANShi, TreeRobustFill, TreeBracketed, TreeSExpr, TreeCFQ, TreeCOGS, TreeSPARQL}
 
 // ParseTreeKind checks a --tree value.
 func ParseTreeKind(s string) (TreeKind, error) {
@@ -109,6 +112,12 @@ func RecordTree(r *data.Record, kind TreeKind) (*data.Tree, error) {
 			return nil, fmt.Errorf("output: %w", err)
 		}
 		return t, nil
+	case TreeSPARQL:
+		t, err := ParseSPARQL(r.Output)
+		if err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		return t, nil
 	case TreeCFQ:
 		raw, ok := r.Extra["ruleTree"]
 		if !ok {
@@ -133,6 +142,8 @@ func autoKind(r *data.Record) TreeKind {
 		return TreeRobustFill
 	case isCOGSForm(r.Output):
 		return TreeCOGS
+	case strings.HasPrefix(r.Output, "SELECT "):
+		return TreeSPARQL
 	case strings.HasPrefix(strings.TrimSpace(r.Output), "("):
 		return TreeSExpr
 	}
