@@ -41,14 +41,20 @@ Run "compbench cfq SUBCOMMAND --help" for flags.
 }
 
 func runCFQImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("cfq import", "cfq import --in FILE [--out data.jsonl] [--split split.json --out-dir DIR] [flags]", `
+	fs := newFlags("cfq import", "cfq import --in FILE [--out data.jsonl] [--split split.json --out-dir DIR] [flags]\n       cfq import --text RELEASE [--out-dir DIR] [--out all.jsonl]", `
 Read CFQ's dataset.json (streamed), SCAN's tasks.txt or a JSONL file of
 records, and write records (--out) and/or the parts of a published split
 (--split with --out-dir: DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl).
 Split indexes count examples in file order: dataset.json array elements,
 tasks.txt lines, JSONL records. CFQ questions and queries get the baselines'
-preprocessing; by default the entity-masked pattern fields are used.`, stderr)
+preprocessing; by default the entity-masked pattern fields are used.
+
+--text reads a split as CFQ's preprocessing writes it (CFQ's MCD1 release:
+the zip, or a folder holding train/, dev/ and test/ with PART_encode.txt
+and PART_decode.txt), ids train-N, dev-N, test-N. It has no rule trees:
+measure it with --tree sparql (docs/cfq.md).`, stderr)
 	in := fs.String("in", "", "input file (required)")
+	text := fs.String("text", "", "a text release `ZIP-or-DIR` instead of --in (no --split: it holds its parts)")
 	format := fs.String("format", "auto", "input format: cfq (dataset.json), scan (tasks.txt), tsv, jsonl, or auto (by extension: .json, .txt, .tsv, else jsonl)")
 	out := fs.String("out", "", "write every record here (JSONL)")
 	splitPath := fs.String("split", "", "published split file {\"trainIdxs\",\"devIdxs\",\"testIdxs\"}")
@@ -63,8 +69,11 @@ preprocessing; by default the entity-masked pattern fields are used.`, stderr)
 	if len(pos) > 0 {
 		return usagef("cfq import: unexpected argument %q", pos[0])
 	}
+	if *text != "" {
+		return runCFQText(ctx, fs, *text, *out, *outDir, *force, stdout, stderr)
+	}
 	if *in == "" {
-		return usagef("cfq import: --in is required")
+		return usagef("cfq import: --in is required (or --text for a text release)")
 	}
 	if *out == "" && *outDir == "" {
 		return usagef("cfq import: give --out, or --split with --out-dir")
