@@ -50,8 +50,50 @@ func (c *Config) EncodeOptions(strict bool) EncodeOptions {
 type EncodeStats struct {
 	// Truncated counts examples cut to the length limits.
 	Truncated int
+	// SrcCut and TgtCut say how much was cut from sources and from targets
+	// (an example cut on both sides counts in each).
+	SrcCut, TgtCut Cut
 	// UnknownSrc and UnknownTgt count tokens missing from the vocabulary.
 	UnknownSrc, UnknownTgt int
+}
+
+// Cut counts the sequences a length limit shortened and the tokens it
+// removed.
+type Cut struct {
+	// N sequences were cut, by at most Max and in all Sum tokens.
+	N, Max, Sum int
+}
+
+func (c *Cut) add(tokens int) {
+	c.N++
+	c.Max = max(c.Max, tokens)
+	c.Sum += tokens
+}
+
+// Mean is the tokens cut from a shortened sequence, on average.
+func (c Cut) Mean() float64 {
+	if c.N == 0 {
+		return 0
+	}
+	return float64(c.Sum) / float64(c.N)
+}
+
+// Truncation says what Encode cut from n examples under the limits of o,
+// in one line for a warning, with the limits that would keep every
+// example whole; "" when nothing was cut.
+func (s EncodeStats) Truncation(n int, o EncodeOptions) string {
+	if s.Truncated == 0 {
+		return ""
+	}
+	side := func(c Cut, limit int, flag string) string {
+		if c.N == 0 {
+			return fmt.Sprintf("none longer than %d tokens", limit)
+		}
+		return fmt.Sprintf("%d longer than %d tokens, cut by up to %d (mean %.1f), %s %d keeps them whole",
+			c.N, limit, c.Max, c.Mean(), flag, limit+c.Max)
+	}
+	return fmt.Sprintf("%d of %d examples truncated; sources: %s; targets: %s", s.Truncated, n,
+		side(s.SrcCut, o.MaxSrc, "--max-src"), side(s.TgtCut, o.MaxTgt, "--max-tgt"))
 }
 
 // Encode turns records into examples. Records without Parts get one part,
@@ -81,9 +123,11 @@ func Encode(v *Vocab, recs []data.Record, o EncodeOptions) ([]Example, EncodeSta
 			}
 			st.Truncated++
 			if len(src) > o.MaxSrc {
+				st.SrcCut.add(len(src) - o.MaxSrc)
 				src = src[:o.MaxSrc]
 			}
 			if len(tgt) > o.MaxTgt {
+				st.TgtCut.add(len(tgt) - o.MaxTgt)
 				tgt = append(tgt[:o.MaxTgt-1:o.MaxTgt-1], EOSID)
 			}
 		}

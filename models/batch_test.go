@@ -99,3 +99,47 @@ func TestSyntheticBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodeTruncation: Encode counts what its limits cut from each side,
+// and Truncation says it in one line with the limits that keep all whole.
+func TestEncodeTruncation(t *testing.T) {
+	recs := []data.Record{
+		{ID: "short", Input: "a b", Output: "X"},
+		{ID: "src", Input: "a b c d e f", Output: "X"},            // 6 source tokens
+		{ID: "both", Input: "a b c d e f g h", Output: "X Y Z W"}, // 8 source, 5 target
+	}
+	v := BuildVocab(recs)
+	o := EncodeOptions{MaxSrc: 4, MaxTgt: 3}
+	ex, st, err := Encode(v, recs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex[2].Src) != 4 || len(ex[2].Tgt) != 3 || ex[2].Tgt[2] != EOSID {
+		t.Errorf("cut example: source %v, target %v", ex[2].Src, ex[2].Tgt)
+	}
+	cases := []struct {
+		name string
+		got  Cut
+		want Cut
+	}{
+		{"sources", st.SrcCut, Cut{N: 2, Max: 4, Sum: 6}},
+		{"targets", st.TgtCut, Cut{N: 1, Max: 2, Sum: 2}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.got != c.want {
+				t.Errorf("got %+v, want %+v", c.got, c.want)
+			}
+		})
+	}
+	t.Run("note", func(t *testing.T) {
+		want := "2 of 3 examples truncated; sources: 2 longer than 4 tokens, cut by up to 4 (mean 3.0), --max-src 8 keeps them whole; " +
+			"targets: 1 longer than 3 tokens, cut by up to 2 (mean 2.0), --max-tgt 5 keeps them whole"
+		if got := st.Truncation(len(recs), o); st.Truncated != 2 || got != want {
+			t.Errorf("truncated %d, note\n%s\nwant\n%s", st.Truncated, got, want)
+		}
+		if got := (EncodeStats{}).Truncation(3, o); got != "" {
+			t.Errorf("nothing cut: %q", got)
+		}
+	})
+}

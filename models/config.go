@@ -113,11 +113,21 @@ func (c *Config) DoubleIO() bool { return c.IOEncoder == IODouble }
 
 // DefaultConfig is the paper-size model: 3 layers, 4 heads, embedding 256,
 // MLP 512, dropout 0.1 (Shi et al. App. C).
+//
+// The length limits hold every RobustFill example of every task whole
+// (docs/robustfill.md, "Sequence lengths"); the paper states none. A
+// specification has 4 examples of an input of at most 20 characters,
+// "->" and an output of at most 20 characters per program part, and "|"
+// between examples: 887 tokens at 10 parts (567 at 6, which the 6-part
+// tasks reach). The longest program, 10 parts of 12 tokens with a
+// separator each and EOS, is 131 tokens. Batches are padded to their
+// longest example, not to these limits, so shorter data (SCAN) is not
+// padded to them.
 func DefaultConfig() Config {
 	return Config{
 		Variant: "transformer", Layers: 3, Heads: 4, Dim: 256, MLPDim: 512,
 		Dropout: 0.1, RelBuckets: 32, RelMaxDistance: 128, Mask: "causal",
-		MaxSrcLen: 128, MaxTgtLen: 128,
+		MaxSrcLen: 1024, MaxTgtLen: 136,
 	}
 }
 

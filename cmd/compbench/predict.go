@@ -79,6 +79,11 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	if err := checkDecode(r, recs, *beam, *batch, *maxLen); err != nil {
 		return err
 	}
+	// Sources are cut to the run's max_src_len, and outputs longer than
+	// max_tgt_len cannot be produced.
+	if note := truncationNote(r.Config.Model, recs); note != "" {
+		fmt.Fprintf(stderr, "warning: %s, under the run's limits: %s\n", *in, note)
+	}
 	start := time.Now()
 	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, progress.To(stderr))
 	if err != nil {

@@ -359,6 +359,16 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	if err := checkTrainData(cfg, *trainPath, recs, *devPath, dev); err != nil {
 		return err
 	}
+	if !cfg.Strict {
+		for _, f := range []struct {
+			path string
+			recs []data.Record
+		}{{*trainPath, recs}, {*devPath, dev}} {
+			if note := truncationNote(cfg.Model, f.recs); note != "" {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", f.path, note)
+			}
+		}
+	}
 	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Progress: progress.To(stderr), AllowDataChange: *allowData,
 		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute))}
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
