@@ -8,6 +8,7 @@ require (
 	github.com/sugarme/tokenizer v0.3.0
 	gonum.org/v1/gonum v0.11.0
 	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d
+	gorgonia.org/cu v0.9.6
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.25-0.20240409020000-068d850921c0
 )
@@ -40,7 +41,6 @@ require (
 	golang.org/x/text v0.25.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect
-	gorgonia.org/cu v0.9.6 // indirect
 	gorgonia.org/dawson v1.2.0 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect
 	gorgonia.org/vecf64 v0.9.0 // indirect

@@ -44,7 +44,7 @@ func ParseDevice(s string) (Device, error) {
 		}
 		if !CUDABuilt {
 			return Device{}, fmt.Errorf("device %q: this compbench binary was built without CUDA support; "+
-				"rebuild it with `go build -tags %s ./cmd/compbench`", s, BuildTag)
+				"rebuild it with `go build -tags %s ./cmd/compbench` (needs the CUDA toolkit: `make cuda-toolkit`)", s, BuildTag)
 		}
 		return d, nil
 	}

@@ -2,8 +2,8 @@
 
 package kernels
 
-// cuBLAS is opened with dlopen on first use, as the driver is (package
-// cudrv), so the binary starts on machines with any (or no) cuBLAS.
+// cuBLAS is opened with dlopen on first use, so the binary links only
+// libcuda.so.1 and libc and starts on machines with any (or no) cuBLAS.
 // No cuBLAS header is used: the prototypes below and these enum values
 // are cuBLAS's stable C ABI, taken from cublas_api.h and library_types.h
 // (CUDA 11.x, identical in 12.x and 13.x) and the cuBLAS documentation
@@ -219,7 +219,7 @@ func (d *Device) cublasHandle(l *cublasLib) error {
 	if s := C.cb_create(l.create, &h); s != 0 {
 		return fmt.Errorf("cuBLAS: cublasCreate: %s", l.status(int(s)))
 	}
-	stream := C.uintptr_t(d.stream)
+	stream := C.uintptr_t(uintptr(unsafe.Pointer(d.stream.C())))
 	if s := C.cb_set_stream(l.setStream, h, stream); s != 0 {
 		C.cb_destroy(l.destroy, h)
 		return fmt.Errorf("cuBLAS: cublasSetStream: %s", l.status(int(s)))

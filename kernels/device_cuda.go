@@ -11,9 +11,10 @@ import (
 	"sync"
 	"unsafe"
 
-	// Skips GPU test binaries without a GPU; nothing in other binaries.
+	// Must come before gorgonia.org/cu's init: see its doc comment.
 	_ "compbench/kernels/cudaguard"
-	cu "compbench/kernels/cudrv"
+
+	"gorgonia.org/cu"
 )
 
 // devPtr is a device address.
@@ -35,7 +36,7 @@ type Device struct {
 
 	mu      sync.Mutex
 	dev     cu.Device
-	ctx     cu.Context
+	ctx     cu.CUContext
 	stream  cu.Stream
 	mods    []cu.Module
 	fns     map[string]cu.Function
@@ -48,12 +49,8 @@ type Device struct {
 }
 
 // Open initialises GPU ordinal (0 for the first), loads the embedded PTX
-// (the driver JIT-compiles it for the device) and creates the stream. The
-// first Open loads the driver: nothing touches it before.
+// (the driver JIT-compiles it for the device) and creates the stream.
 func Open(ordinal int) (*Device, error) {
-	if err := cu.Init(); err != nil {
-		return nil, fmt.Errorf("no usable NVIDIA GPU or driver (%w); --device cpu needs neither", err)
-	}
 	n, err := cu.NumDevices()
 	if err != nil {
 		return nil, fmt.Errorf("cuda: counting devices: %w", err)
@@ -76,7 +73,7 @@ func Open(ordinal int) (*Device, error) {
 	}
 	err = d.do(func() error {
 		var err error
-		if d.stream, err = cu.MakeStream(); err != nil {
+		if d.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 			return fmt.Errorf("cuda: stream: %w", err)
 		}
 		files, err := ptxFS.ReadDir("ptx")
@@ -88,7 +85,8 @@ func Open(ordinal int) (*Device, error) {
 			if err != nil {
 				return err
 			}
-			m, err := cu.LoadData(string(src))
+			// LoadData wants a NUL-terminated image.
+			m, err := cu.LoadData(string(src) + "\x00")
 			if err != nil {
 				return fmt.Errorf("cuda: loading %s (needs a driver that JITs PTX 7.8 for compute_80+): %w", f.Name(), err)
 			}
@@ -121,7 +119,7 @@ func (d *Device) Close() error {
 			m.Unload()
 		}
 		d.mods = nil
-		if d.stream != 0 {
+		if d.stream != (cu.Stream{}) {
 			d.stream.Destroy()
 		}
 		return d.dev.ReleasePrimaryCtx()
@@ -216,7 +214,7 @@ func (d *Device) fill(b Buf, n int, v float32) error {
 	if int64(n)*4 > b.bytes {
 		return fmt.Errorf("cuda: filling %d elements of a buffer of %d", n, b.Len())
 	}
-	return d.do(func() error { return cu.MemsetD32Async(b.ptr, math.Float32bits(v), int64(n), d.stream) })
+	return d.do(func() error { return cu.MemsetD32Async(b.ptr, uint(math.Float32bits(v)), int64(n), d.stream) })
 }
 
 // Copy copies n 4-byte elements from src to dst on the stream.
@@ -236,7 +234,7 @@ func (d *Device) Sync() error {
 func (d *Device) Record() (Event, error) {
 	var e Event
 	err := d.do(func() error {
-		ev, err := cu.MakeEvent()
+		ev, err := cu.MakeEvent(cu.DefaultEvent)
 		if err != nil {
 			return err
 		}
@@ -256,8 +254,8 @@ func (d *Device) Elapsed(start, end Event) (float64, error) {
 		}
 		var err error
 		ms, err = start.ev.Elapsed(end.ev)
-		start.ev.Destroy()
-		end.ev.Destroy()
+		cu.DestroyEvent(&start.ev)
+		cu.DestroyEvent(&end.ev)
 		return err
 	})
 	return ms, err
@@ -274,7 +272,7 @@ func (d *Device) fn(name string) (cu.Function, error) {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("cuda: kernel %s not in the embedded PTX", name)
+	return cu.Function{}, fmt.Errorf("cuda: kernel %s not in the embedded PTX", name)
 }
 
 // launch queues kernel name on the stream with args packed by packArgs.
@@ -288,12 +286,16 @@ func (d *Device) launch(name string, grid, block dim3, shared int, args ...any) 
 	if err != nil {
 		return err
 	}
+	ptrs := make([]unsafe.Pointer, len(slots))
+	for i := range slots {
+		ptrs[i] = unsafe.Pointer(&slots[i])
+	}
 	return d.do(func() error {
 		f, err := d.fn(name)
 		if err != nil {
 			return err
 		}
-		if err := f.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, d.stream, slots); err != nil {
+		if err := f.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, d.stream, ptrs); err != nil {
 			return fmt.Errorf("cuda: launching %s: %w", name, err)
 		}
 		return nil

@@ -28,6 +28,10 @@ purego) tags="$TAGS,purego" ;;
 openblas) tags="$TAGS" ;;
 *) echo "gpu_kit: GPU_KIT_BLAS must be purego or openblas, not \"$BLAS\"" >&2; exit 2 ;;
 esac
+if [ "$TAGS" = gpu ] && [ ! -e /usr/include/cuda.h ]; then
+	echo "gpu_kit: the gpu build needs cuda.h; run make cuda-toolkit first" >&2
+	exit 1
+fi
 
 # Build into a fresh folder and swap it in at the end: a failed build never
 # leaves a half-made kit behind.

@@ -2,29 +2,34 @@
 
 package cudaguard
 
+// #cgo LDFLAGS: -lcuda
+// #include <cuda.h>
+// static const char* errName(CUresult r) {
+//   const char* s = 0;
+//   if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == 0) return "unknown error";
+//   return s;
+// }
+import "C"
+
 import (
 	"fmt"
 	"os"
 	"testing"
-
-	"compbench/kernels/cudrv"
 )
 
-// init skips a GPU test binary on a machine without a usable GPU; it does
-// nothing in any other binary, which opens the driver only when a command
-// asks for --device cuda.
+// Err is the cuInit failure, or nil when the driver initialised.
+var Err error
+
 func init() {
-	if !testing.Testing() {
+	r := C.cuInit(0)
+	if r == C.CUDA_SUCCESS {
 		return
 	}
-	err := cudrv.Init()
-	if err == nil {
-		return
+	Err = fmt.Errorf("cuInit: %s", C.GoString(C.errName(r)))
+	if testing.Testing() && os.Getenv("COMPBENCH_REQUIRE_GPU") != "1" {
+		fmt.Fprintf(os.Stderr, "compbench: CUDA tests skipped: no usable NVIDIA GPU/driver (%v); set COMPBENCH_REQUIRE_GPU=1 to fail instead\n", Err)
+		os.Exit(0)
 	}
-	if os.Getenv("COMPBENCH_REQUIRE_GPU") == "1" {
-		fmt.Fprintf(os.Stderr, "compbench: no usable NVIDIA GPU/driver (%v), and COMPBENCH_REQUIRE_GPU=1\n", err)
-		os.Exit(1)
-	}
-	fmt.Fprintf(os.Stderr, "compbench: CUDA tests skipped: no usable NVIDIA GPU/driver (%v); set COMPBENCH_REQUIRE_GPU=1 to fail instead\n", err)
-	os.Exit(0)
+	fmt.Fprintf(os.Stderr, "compbench: this is the CUDA build and no usable NVIDIA GPU/driver was found (%v); use the CPU build\n", Err)
+	os.Exit(1)
 }
