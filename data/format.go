@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,7 +117,7 @@ func ReadFormat(path, format string) ([]Record, error) {
 // in file order; see ReadRecords. An error from fn stops the read and comes
 // back as it is.
 func EachRecord(path, format string, fn func(r *Record) error) error {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if err != nil {
 		return err
 	}

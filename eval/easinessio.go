@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"compbench/data"
 	"compbench/data/structure"
@@ -39,7 +38,7 @@ func WriteEasiness(w io.Writer, lines []EasinessLine) error {
 
 // ReadEasiness reads an easiness file into id -> ê.
 func ReadEasiness(path string) (map[string]float64, error) {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"compbench/data"
@@ -33,7 +32,7 @@ type predictionJSON struct {
 
 // ReadPredictions reads a predictions JSONL file; see DecodePredictions.
 func ReadPredictions(path string) ([]Prediction, error) {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"compbench/data"
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/model/bpe"
 	"github.com/sugarme/tokenizer/pretokenizer"
@@ -76,6 +77,12 @@ func LoadBPE(vocabPath, mergesPath string) (t *Tokenizer, err error) {
 	if err := checkMerges(mergesPath, vocab); err != nil {
 		return nil, err
 	}
+	// The BPE library reads both files again by name.
+	for _, p := range []string{vocabPath, mergesPath} {
+		if err := data.CheckFileLimit(p, data.VocabFile); err != nil {
+			return nil, err
+		}
+	}
 	defer recoverInto(&err, "load tokenizer "+vocabPath)
 	model, err := bpe.NewBpeFromFiles(vocabPath, mergesPath)
 	if err != nil {
@@ -92,7 +99,12 @@ func LoadBPE(vocabPath, mergesPath string) (t *Tokenizer, err error) {
 
 // LoadTokenizerJSON loads a Hugging Face tokenizer.json.
 func LoadTokenizerJSON(path string) (t *Tokenizer, err error) {
-	b, err := os.ReadFile(path)
+	// The tokenizer library reads the file again by name: it must be a
+	// regular file.
+	if err := data.CheckFileLimit(path, data.VocabFile); err != nil {
+		return nil, err
+	}
+	b, err := data.ReadFileLimit(path, data.VocabFile)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +194,7 @@ func (t *Tokenizer) Decode(ids []int) string {
 }
 
 func readVocab(path string) (map[string]int, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.VocabFile)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +218,7 @@ func readVocab(path string) (map[string]int, error) {
 // checkMerges validates the merges file up front: the BPE library stops at
 // the first bad line with an unhelpful message, or accepts unknown tokens.
 func checkMerges(path string, vocab map[string]int) error {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.VocabFile)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package models
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -268,7 +267,7 @@ func SourceTokens(r *data.Record) []string {
 
 // ReadVocab loads vocab.json.
 func ReadVocab(path string) (*Vocab, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.VocabFile)
 	if err != nil {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}

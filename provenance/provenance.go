@@ -10,10 +10,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"compbench/data"
 )
 
 // Build describes the running binary.
@@ -101,7 +102,7 @@ type File struct {
 
 // Hash fingerprints the file at path.
 func Hash(role, path string) (File, error) {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if err != nil {
 		return File{}, fmt.Errorf("fingerprint %s: %w", path, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"compbench/data"
 	"compbench/eval"
 	"compbench/sweep"
 	"compbench/train"
@@ -169,7 +170,7 @@ func loadRun(dir string) (*Report, error) {
 				run.Result.TrainLoss = *l.Loss
 			}
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, sweep.TestEval)); err == nil {
+		if b, err := data.ReadFileLimit(filepath.Join(dir, sweep.TestEval), data.ConfigFile); err == nil {
 			var s eval.Summary
 			if json.Unmarshal(b, &s) == nil {
 				run.Result.TestEM = s.Accuracy
@@ -183,7 +184,7 @@ func loadRun(dir string) (*Report, error) {
 
 // ReadMetrics reads metrics.jsonl (a missing file is an empty curve).
 func ReadMetrics(path string) ([]MetricLine, error) {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"compbench/data"
 	"compbench/eval"
 	"compbench/train"
 )
@@ -147,7 +148,7 @@ func StateOf(dir string) State {
 
 // ReadResult reads a finished cell's result.json.
 func ReadResult(dir string) (*Result, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	b, err := data.ReadFileLimit(filepath.Join(dir, ResultFile), data.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,7 @@ type TrainState struct {
 // run has no checkpoint yet.
 func ReadTrainState(runDir string) (TrainState, bool, error) {
 	var st TrainState
-	b, err := os.ReadFile(filepath.Join(runDir, train.StateFile))
+	b, err := data.ReadFileLimit(filepath.Join(runDir, train.StateFile), data.ConfigFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, false, nil
 	}
@@ -204,7 +205,7 @@ func EasinessROC(dir string) (auc float64, roc []eval.ROCPoint, ok bool, err err
 	if err != nil {
 		return 0, nil, false, err
 	}
-	f, err := os.Open(filepath.Join(dir, ExamplesFile))
+	f, err := data.Open(filepath.Join(dir, ExamplesFile))
 	if err != nil {
 		return 0, nil, false, err
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"compbench/data"
 )
 
 // Slurm are the job array's settings; empty ones are left to the
@@ -212,7 +214,7 @@ func Submit(ctx context.Context, out, script string) (string, error) {
 // by array index, from squeue (empty where squeue is missing or fails).
 func Queue(ctx context.Context, out string) map[int]string {
 	q := map[int]string{}
-	b, err := os.ReadFile(filepath.Join(out, JobsFile))
+	b, err := data.ReadFileLimit(filepath.Join(out, JobsFile), data.ConfigFile)
 	if err != nil {
 		return q
 	}

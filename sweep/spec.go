@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"compbench/data"
 	"compbench/data/tasks"
 	"compbench/models"
 	"compbench/train"
@@ -167,7 +168,7 @@ type Finetune struct {
 // Load reads a sweep file strictly (unknown keys are errors), resolves its
 // paths against the file's folder and checks it.
 func Load(path string) (*Spec, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func Load(path string) (*Spec, error) {
 // the data are not (a copy of OUT on a laptop).
 func LoadRecorded(out string) (*Spec, error) {
 	path := filepath.Join(out, SpecFile)
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/safetensors"
 )
@@ -190,12 +192,11 @@ func loadOptim(path string, p *models.Params, opt *Adam) error {
 }
 
 func readJSONStrict(path string, v any) error {
-	f, err := os.Open(path)
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	dec := json.NewDecoder(f)
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {

@@ -13,9 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/models/lstm"
 )
@@ -162,7 +162,7 @@ func (c *Config) Validate() error {
 // LoadConfig reads a config JSON over base: keys present replace base's
 // values, unknown keys are errors.
 func LoadConfig(path string, base Config) (Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}

@@ -482,7 +482,7 @@ func evalLimit(cfg *Config, n int) int {
 // checkpoint, so a resumed run's metrics.jsonl has each step once, and
 // appends extra.
 func trimMetrics(path string, step int, extra []byte) error {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.MetricsFile)
 	if errors.Is(err, os.ErrNotExist) && extra == nil {
 		return nil
 	}

@@ -193,7 +193,7 @@ func maxIndex(s *cfq.Split) int {
 
 // importRecords streams the input's records to emit, in file order.
 func importRecords(ctx context.Context, path, kind string, cfg cfq.Config, emit func(*data.Record) error, stderr io.Writer) error {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -164,7 +163,7 @@ func splitPoint(dir string, preds []string, x string, allowMissing bool, opt eva
 		}
 	case "divergence":
 		path := filepath.Join(dir, "split.json")
-		b, err := os.ReadFile(path)
+		b, err := data.ReadFileLimit(path, data.SplitFile)
 		if err != nil {
 			return p, err
 		}
@@ -185,7 +184,7 @@ func splitPoint(dir string, preds []string, x string, allowMissing bool, opt eva
 }
 
 func readPoints(path string) ([]corrPoint, error) {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if err != nil {
 		return nil, err
 	}

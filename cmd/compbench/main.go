@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"compbench/data"
 )
 
 func main() {
@@ -19,6 +21,9 @@ func main() {
 	// terminal) stop a command as Ctrl-C does: cancelled cleanly, with
 	// its temporaries removed and its last checkpoint intact.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// The same signals end a wait for a FIFO's writer, which blocks in
+	// open(2) where no context reaches (data.Open).
+	data.SetInterrupt(ctx.Done())
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))

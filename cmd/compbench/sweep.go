@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"compbench/data"
 	"compbench/progress"
 	"compbench/sweep"
 )
@@ -154,7 +155,7 @@ func recordSpec(spec *sweep.Spec, out string) error {
 		return err
 	}
 	path := filepath.Join(out, sweep.SpecFile)
-	old, err := os.ReadFile(path)
+	old, err := data.ReadFileLimit(path, data.ConfigFile)
 	switch {
 	case err == nil && !bytes.Equal(old, b):
 		return usagef("sweep: %s holds another sweep (its %s differs from --file): give a new --out, or remove %s to reuse the finished cells", out, sweep.SpecFile, path)

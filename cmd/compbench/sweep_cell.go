@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"compbench/data"
 	"compbench/data/split"
 	"compbench/eval"
 	"compbench/sweep"
@@ -348,7 +350,7 @@ func (r *cellRunner) result(c sweep.Cell, dir string, f cellFiles) (*sweep.Resul
 		res.EasinessAUC = &auc
 	}
 	if f.split != "" {
-		b, err := os.ReadFile(f.split)
+		b, err := data.ReadFileLimit(f.split, data.SplitFile)
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +366,7 @@ func (r *cellRunner) result(c sweep.Cell, dir string, f cellFiles) (*sweep.Resul
 }
 
 func readAccuracy(path string) (float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
 		return 0, err
 	}
@@ -377,7 +379,7 @@ func readAccuracy(path string) (float64, error) {
 
 // lastLoss is the training loss of metrics.jsonl's last training line.
 func lastLoss(path string) float64 {
-	b, _ := os.ReadFile(path)
+	b, _ := data.ReadFileLimit(path, data.MetricsFile)
 	loss := 0.0
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		var m struct {
@@ -391,14 +393,24 @@ func lastLoss(path string) float64 {
 }
 
 func readSeconds(path string) float64 {
-	b, _ := os.ReadFile(path)
+	b, _ := data.ReadFileLimit(path, data.ConfigFile)
 	v, _ := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
 	return v
 }
 
-// tail is the last n lines of a file.
+// tailBytes bounds what tail reads: a cell's log may be long.
+const tailBytes = 64 << 10
+
+// tail is the last n lines of a file, within its last tailBytes.
 func tail(path string, n int) string {
-	b, _ := os.ReadFile(path)
+	var b []byte
+	if f, err := os.Open(path); err == nil {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > tailBytes {
+			f.Seek(-tailBytes, io.SeekEnd)
+		}
+		b, _ = io.ReadAll(io.LimitReader(f, tailBytes))
+		f.Close()
+	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
+
+	"compbench/data"
 )
 
 // Split is a published split: indexes into dataset.json (CFQ) or into the
@@ -37,7 +38,7 @@ type splitJSON struct {
 
 // ReadSplit reads a split file.
 func ReadSplit(path string) (*Split, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.SplitFile)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
+
+	"compbench/data"
 )
 
 // Symbol is one item of a rule's right-hand side.
@@ -102,7 +103,7 @@ func (g *Grammar) NonTerminals() []string {
 
 // ParseFile reads a grammar file.
 func ParseFile(path string) (*Grammar, error) {
-	f, err := os.Open(path)
+	f, err := data.Open(path)
 	if err != nil {
 		return nil, err
 	}

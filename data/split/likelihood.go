@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -31,7 +30,7 @@ type LikelihoodConfig struct {
 // LoadScores reads JSONL lines {"id": ..., "score": ...} (higher = more
 // likely), failing on bad lines, repeated ids and non-finite scores.
 func LoadScores(path string) (map[string]float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.ScoreFile)
 	if err != nil {
 		return nil, err
 	}

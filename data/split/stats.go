@@ -3,7 +3,6 @@ package split
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -181,7 +180,7 @@ type SplitFile struct {
 
 // ReadSplitFile reads DIR/split.json.
 func ReadSplitFile(dir string) (*SplitFile, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "split.json"))
+	b, err := data.ReadFileLimit(filepath.Join(dir, "split.json"), data.SplitFile)
 	if err != nil {
 		return nil, err
 	}

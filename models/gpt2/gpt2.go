@@ -100,7 +100,7 @@ func (c Config) Validate() error {
 // (activation, dropout, task settings) are ignored, but an activation other
 // than GELU (tanh) is an error.
 func ReadConfig(path string) (Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
 		return Config{}, err
 	}

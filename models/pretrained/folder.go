@@ -23,6 +23,7 @@ import (
 	"github.com/sugarme/tokenizer/pretrained"
 	"gorgonia.org/tensor"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/safetensors"
 )
@@ -317,7 +318,7 @@ type Folder struct {
 // merges.txt), whose vocabulary must fit the embeddings.
 func Open(dir string) (*Folder, error) {
 	cfgPath := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(cfgPath)
+	b, err := data.ReadFileLimit(cfgPath, data.ConfigFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no config.json (a Hugging Face model folder holds config.json, model.safetensors and the tokenizer files)", dir)
 	}
@@ -391,6 +392,10 @@ func tokenizerSize(dir, modelType string) (n int, err error) {
 		if _, err := os.Stat(path); err != nil {
 			return 0, fmt.Errorf("%s: no tokenizer.json (T5's unigram tokenizer)", dir)
 		}
+		// The tokenizer library reads it in full, unstoppably.
+		if err := data.CheckFileLimit(path, data.VocabFile); err != nil {
+			return 0, err
+		}
 		defer func() {
 			if r := recover(); r != nil { // the tokenizer library panics on some malformed files
 				err = fmt.Errorf("%s: %v", path, r)
@@ -403,12 +408,20 @@ func tokenizerSize(dir, modelType string) (n int, err error) {
 		return tk.GetVocabSize(true), nil
 	}
 	path := filepath.Join(dir, "vocab.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := data.ReadFileLimit(path, data.VocabFile)
+	if errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("%s: no vocab.json (BART's byte-level BPE vocabulary)", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "merges.txt")); err != nil {
+	if err != nil {
+		return 0, err
+	}
+	merges := filepath.Join(dir, "merges.txt")
+	if _, err := os.Stat(merges); err != nil {
 		return 0, fmt.Errorf("%s: no merges.txt (BART's byte-level BPE merges)", dir)
+	}
+	// The tokenizer library reads it in full, unstoppably.
+	if err := data.CheckFileLimit(merges, data.VocabFile); err != nil {
+		return 0, err
 	}
 	var vocab map[string]int
 	if err := json.Unmarshal(b, &vocab); err != nil {

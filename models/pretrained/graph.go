@@ -3,7 +3,6 @@ package pretrained
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -385,7 +384,7 @@ func save(p *models.Params, src *Folder, out *data.OutputSet, dir string,
 	restore func(name string, w []float32, shape []int) ([]float32, []int)) error {
 	files := map[string][]byte{"config.json": src.RawConfig}
 	for _, name := range src.TokenizerFiles {
-		b, err := os.ReadFile(filepath.Join(src.Dir, name))
+		b, err := data.ReadFileLimit(filepath.Join(src.Dir, name), data.VocabFile)
 		if err != nil {
 			return fmt.Errorf("save: %w", err)
 		}

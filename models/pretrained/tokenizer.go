@@ -3,7 +3,6 @@ package pretrained
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/sugarme/tokenizer/pretokenizer"
 	hft "github.com/sugarme/tokenizer/pretrained"
 
+	"compbench/data"
 	"compbench/models"
 )
 
@@ -48,7 +48,7 @@ func LoadTokenizer(f *Folder) (t *Tokenizer, err error) {
 		vocab = tk.GetVocab(true)
 	} else {
 		vpath, mpath := filepath.Join(f.Dir, "vocab.json"), filepath.Join(f.Dir, "merges.txt")
-		b, err := os.ReadFile(vpath)
+		b, err := data.ReadFileLimit(vpath, data.VocabFile)
 		if err != nil {
 			return nil, err
 		}
