@@ -95,6 +95,20 @@ func EncodeRecords(tok *Tokenizer, recs []data.Record, cfg ScoreConfig, nPositio
 		if strings.HasSuffix(prefix, " ") {
 			prefix, query = prefix[:len(prefix)-1], " "+query
 		}
+		if cfg.Truncate {
+			// Only the last nPositions tokens survive: tokenize no more
+			// than what holds them (Tail).
+			if prefix, err = tok.Tail(prefix, nPositions); err != nil {
+				return nil, 0, fmt.Errorf("record %q: prompt: %w", r.ID, err)
+			}
+			if query, err = tok.Tail(query, nPositions); err != nil {
+				return nil, 0, fmt.Errorf("record %q: %w", r.ID, err)
+			}
+		} else if n := tok.MinTokens(prefix) + tok.MinTokens(query) + 1; n > nPositions {
+			// Refused before tokenizing megabytes (a long prompt field).
+			return nil, 0, fmt.Errorf("record %q: at least %d tokens (%d bytes) exceed the model's n_positions %d (use --truncate to keep the last %d)",
+				r.ID, n, len(prefix)+len(query), nPositions, nPositions)
+		}
 		p, err := tok.Encode(prefix)
 		if err != nil {
 			return nil, 0, fmt.Errorf("record %q: %w", r.ID, err)

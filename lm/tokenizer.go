@@ -26,6 +26,9 @@ type Tokenizer struct {
 	size int
 	// longest is the most bytes one token stands for.
 	longest int
+	// cuttable: the tokenizer is GPT-2's byte-level BPE, which Tail's
+	// argument holds for.
+	cuttable bool
 	// Files names the files it was loaded from, for messages.
 	Files string
 }
@@ -94,7 +97,7 @@ func LoadBPE(vocabPath, mergesPath string) (t *Tokenizer, err error) {
 	pre.SetTrimOffsets(false)
 	tk.WithPreTokenizer(pre)
 	tk.WithDecoder(pre) // the byte-level pre-tokenizer also decodes
-	return newTokenizer(tk, vocab, vocabPath+", "+mergesPath)
+	return newTokenizer(tk, vocab, vocabPath+", "+mergesPath, true)
 }
 
 // LoadTokenizerJSON loads a Hugging Face tokenizer.json.
@@ -125,7 +128,9 @@ func LoadTokenizerJSON(path string) (t *Tokenizer, err error) {
 		return nil, fmt.Errorf("%s: model type %q is not a byte-level BPE", path, probe.Model.Type)
 	}
 	vocab := probe.Model.Vocab
+	var added []string
 	for _, a := range probe.AddedTokens {
+		added = append(added, a.Content)
 		if _, ok := vocab[a.Content]; !ok && vocab != nil {
 			vocab[a.Content] = a.ID
 		}
@@ -135,10 +140,10 @@ func LoadTokenizerJSON(path string) (t *Tokenizer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return newTokenizer(tk, vocab, path)
+	return newTokenizer(tk, vocab, path, byteLevel(tk, added))
 }
 
-func newTokenizer(tk *tokenizer.Tokenizer, vocab map[string]int, files string) (*Tokenizer, error) {
+func newTokenizer(tk *tokenizer.Tokenizer, vocab map[string]int, files string, cuttable bool) (*Tokenizer, error) {
 	if err := checkByteLevel(vocab); err != nil {
 		return nil, fmt.Errorf("%s: %w", files, err)
 	}
@@ -152,7 +157,7 @@ func newTokenizer(tk *tokenizer.Tokenizer, vocab map[string]int, files string) (
 		// Byte-level tokens spell one byte per rune.
 		longest = max(longest, utf8.RuneCountInString(tok))
 	}
-	return &Tokenizer{tk: tk, eos: eos, size: size, longest: longest, Files: files}, nil
+	return &Tokenizer{tk: tk, eos: eos, size: size, longest: longest, cuttable: cuttable, Files: files}, nil
 }
 
 // EOS is the id of the end-of-text token.

@@ -96,6 +96,13 @@ type Config struct {
 	Prefix string `json:"prefix,omitempty"`
 }
 
+// MaxLayers bounds layers, encoder_layers and ut_steps. Building a
+// model's graphs takes time superlinear in its depth (a 64-layer
+// Transformer about 3 s of CPU, 128 layers 8 s, 1,000 layers minutes, all
+// before the first step and deaf to Ctrl-C); the published models have 2
+// to 24.
+const MaxLayers = 64
+
 // DefaultUTSteps is the Universal Transformer's number of recurrent steps
 // when a config does not say: tensor2tensor's num_rec_steps, which is
 // num_hidden_layers, 6 in Keysers et al.'s setting (App. E, Table 6).
@@ -208,6 +215,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model: dropout %v outside [0, 1)", c.Dropout)
 	case c.MaxSrcLen < 1 || c.MaxTgtLen < 2:
 		return fmt.Errorf("model: max_src_len %d / max_tgt_len %d too small", c.MaxSrcLen, c.MaxTgtLen)
+	case c.Layers > MaxLayers || c.EncoderLayers > MaxLayers || c.UTSteps > MaxLayers:
+		return fmt.Errorf("model: layers %d, encoder_layers %d, ut_steps %d: at most %d each", c.Layers, c.EncoderLayers, c.UTSteps, MaxLayers)
 	case c.Variant != Universal && c.UTSteps != 0:
 		return fmt.Errorf("model: ut_steps applies to the universal model only, not %s", c.Variant)
 	case c.Variant != Universal && c.ACT:

@@ -110,12 +110,16 @@ measure it with --tree sparql (docs/cfq.md).`, stderr)
 	if err := checkNotInput(outs, join(files("--in", *in), files("--split", *splitPath))); err != nil {
 		return err
 	}
-	var parts []int8
 	var split *cfq.Split
+	var route map[int]int8 // example index -> part
 	if *splitPath != "" {
 		if split, err = cfq.ReadSplit(*splitPath); err != nil {
 			return err
 		}
+		if err := checkIndexes(split, *splitPath, *in); err != nil {
+			return err
+		}
+		route = split.Route()
 	}
 
 	set := data.NewOutputSet(*force)
@@ -136,12 +140,6 @@ measure it with --tree sparql (docs/cfq.md).`, stderr)
 			}
 			partEnc[p] = data.NewEncoder(w)
 		}
-		// Indexes are checked against the count once it is known; until
-		// then every index below the largest is routable.
-		if parts, err = split.Parts(maxIndex(split) + 1); err != nil {
-			set.Abort()
-			return err
-		}
 	}
 	n := 0
 	emit := func(rec *data.Record) error {
@@ -150,8 +148,8 @@ measure it with --tree sparql (docs/cfq.md).`, stderr)
 				return err
 			}
 		}
-		if n < len(parts) && parts[n] != cfq.None {
-			if err := partEnc[parts[n]].Encode(rec); err != nil {
+		if p := route[n]; p != cfq.None {
+			if err := partEnc[p].Encode(rec); err != nil {
 				return err
 			}
 		}
@@ -181,14 +179,23 @@ measure it with --tree sparql (docs/cfq.md).`, stderr)
 	return nil
 }
 
-func maxIndex(s *cfq.Split) int {
-	m := -1
-	for _, l := range [][]int{s.Train, s.Dev, s.Test} {
+// checkIndexes refuses, before any output is created, a split index that
+// cannot be an example of in: every example takes at least one byte, so a
+// regular file of N bytes holds fewer than N. (Indexes below that are
+// checked against the count once the input is read.)
+func checkIndexes(s *cfq.Split, splitPath, in string) error {
+	st, err := os.Stat(in)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil // a pipe: checked after the read
+	}
+	for p, l := range [][]int{s.Train, s.Dev, s.Test} {
 		for _, i := range l {
-			m = max(m, i)
+			if int64(i) >= st.Size() {
+				return fmt.Errorf("cfq import: %s: %s index %d is out of range: %s has %d bytes, so fewer examples", splitPath, cfq.PartNames[p+1], i, in, st.Size())
+			}
 		}
 	}
-	return m
+	return nil
 }
 
 // importRecords streams the input's records to emit, in file order.

@@ -167,14 +167,27 @@ func checkTrainData(cfg train.Config, trainPath string, recs []data.Record, devP
 	}
 	v := models.BuildVocab(recs)
 	src, tgt := dataLengths(m, recs)
+	rows := batchRows(cfg)
 	parts := []memPart{
 		weightsPart(m, len(v.Source), len(v.Target), true),
-		activationsPart(m, min(cfg.Batch, len(recs)), src, tgt, len(v.Target)),
+		activationsPart(m, rows, src, tgt, len(v.Target)),
 	}
 	if len(dev) > 0 {
-		// Dev evaluation decodes greedily up to max_tgt_len.
+		// Dev evaluation decodes greedily up to max_tgt_len, in batches
+		// padded to --batch rows as well.
 		dsrc, _ := dataLengths(m, dev)
-		parts = append(parts, decodePart(m, min(cfg.Batch, len(dev)), dsrc, m.MaxTgtLen, len(v.Target), "--max-tgt (max_tgt_len) or --batch (batch)"))
+		parts = append(parts, decodePart(m, cfg.Batch, dsrc, m.MaxTgtLen, len(v.Target), "--max-tgt (max_tgt_len) or --batch (batch)"))
 	}
 	return checkMemory("train", parts...)
+}
+
+// batchRows is the rows of a training batch: models.Batches pads every
+// batch to --batch rows however few records there are (so the compiled
+// graphs keep few shapes), or with --batch-tokens to at most that many
+// tokens' worth of targets, each at least one bucket wide.
+func batchRows(cfg train.Config) int {
+	if cfg.BatchTokens > 0 {
+		return max(1, min(cfg.Batch, cfg.BatchTokens/max(cfg.BucketWidth, 1)))
+	}
+	return cfg.Batch
 }

@@ -111,6 +111,19 @@ func (s *Split) Parts(n int) ([]int8, error) {
 	return parts, nil
 }
 
+// Route maps each index of a part to the part, for a reader that does not
+// know the data's size yet; unlisted indexes map to None. Unlike Parts it
+// allocates by the number of indexes, never by the largest.
+func (s *Split) Route() map[int]int8 {
+	m := make(map[int]int8, len(s.Train)+len(s.Dev)+len(s.Test))
+	for p, l := range [][]int{s.Train, s.Dev, s.Test} {
+		for _, i := range l {
+			m[i] = int8(p + 1)
+		}
+	}
+	return m
+}
+
 // Sizes returns the number of train, dev and test indexes.
 func (s *Split) Sizes() (train, dev, test int) { return len(s.Train), len(s.Dev), len(s.Test) }
 

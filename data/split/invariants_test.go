@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -96,7 +97,7 @@ func TestLikelihoodParts(t *testing.T) {
 	}
 	t.Run("train takes the most likely of the rest", func(t *testing.T) {
 		// Eval 0, 1 (least likely); train the 5 most likely: 5..9.
-		a, err := Likelihood(pool, byIndex, nil, LikelihoodConfig{}, Sizes{Train: 0.5, Test: 0.2}, data.NewRand(1))
+		a, err := Likelihood(context.Background(), pool, byIndex, nil, LikelihoodConfig{}, Sizes{Train: 0.5, Test: 0.2}, data.NewRand(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestLikelihoodParts(t *testing.T) {
 	t.Run("length buckets each send their share", func(t *testing.T) {
 		// Unbucketed, eval would be 0..3 (all short). Two buckets of 5 by
 		// length send 4*5/10 = 2 each: the least likely of each, 0, 1, 5, 6.
-		a, err := Likelihood(pool, byIndex, nil, LikelihoodConfig{LenBuckets: 2, By: "input"}, Sizes{Test: 0.4}, data.NewRand(1))
+		a, err := Likelihood(context.Background(), pool, byIndex, nil, LikelihoodConfig{LenBuckets: 2, By: "input"}, Sizes{Test: 0.4}, data.NewRand(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestLikelihoodParts(t *testing.T) {
 		// seeds giving one and the same set would mean ties follow pool order.
 		sets := map[string]bool{}
 		for seed := uint64(1); seed <= 8; seed++ {
-			a, err := Likelihood(pool, flat, nil, LikelihoodConfig{}, Sizes{Test: 0.3}, data.NewRand(seed))
+			a, err := Likelihood(context.Background(), pool, flat, nil, LikelihoodConfig{}, Sizes{Test: 0.3}, data.NewRand(seed))
 			if err != nil {
 				t.Fatal(err)
 			}

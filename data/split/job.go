@@ -120,13 +120,13 @@ func (j *Job) Run(ctx context.Context) (*Result, []data.Record, error) {
 		a, err = Template(pool, j.Template, j.Sizes, rng)
 	case "mcd":
 		params.Method = j.MCD
-		a, err = MCD(ix, OutputLengths(pool), j.MCD, j.Sizes, rng, rep)
+		a, err = MCD(ctx, ix, OutputLengths(pool), j.MCD, j.Sizes, rng, rep)
 	case "tmcd":
 		params.Method = j.TMCD
-		a, err = TMCD(ix, OutputLengths(pool), j.TMCD, j.Sizes, rng, rep)
+		a, err = TMCD(ctx, ix, OutputLengths(pool), j.TMCD, j.Sizes, rng, rep)
 	case "likelihood":
 		params.Method = j.Likelihood
-		a, err = Likelihood(pool, j.Scores, ix, j.Likelihood, j.Sizes, rng)
+		a, err = Likelihood(ctx, pool, j.Scores, ix, j.Likelihood, j.Sizes, rng)
 	default:
 		return nil, nil, fmt.Errorf("unknown split method %q (want one of %s)", j.Method, strings.Join(Methods, ", "))
 	}

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -90,14 +91,16 @@ func LoadScores(path string) (map[string]float64, error) {
 //     equal --dev-frac and --test-frac reproduce.
 //
 // ix is needed only for AtomConstraint.
-func Likelihood(pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand) (Assignment, error) {
-	return likelihood(pool, scores, ix, cfg, sizes, rng, func(p float64) bool { return rng.Float64() < p })
+//
+// The atom balancing, the one long loop, checks ctx every checkEvery swaps.
+func Likelihood(ctx context.Context, pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand) (Assignment, error) {
+	return likelihood(ctx, pool, scores, ix, cfg, sizes, rng, func(p float64) bool { return rng.Float64() < p })
 }
 
 // likelihood is Likelihood with the quota rounding as a parameter: roundUp
 // is asked once per bucket whose training quota has a fractional part, in
 // bucket order, with that part (tests pass fixed choices).
-func likelihood(pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand, roundUp func(frac float64) bool) (Assignment, error) {
+func likelihood(ctx context.Context, pool []data.Record, scores map[string]float64, ix *structure.Index, cfg LikelihoodConfig, sizes Sizes, rng *rand.Rand, roundUp func(frac float64) bool) (Assignment, error) {
 	n := len(pool)
 	nTrain, nDev, nTest, err := sizes.counts(n)
 	if err != nil {
@@ -198,7 +201,7 @@ func likelihood(pool []data.Record, scores map[string]float64, ix *structure.Ind
 		train = kept
 	}
 	if cfg.AtomConstraint {
-		if train, eval, err = balanceAtomsLikelihood(ix, train, eval, maxBalanceSwaps); err != nil {
+		if train, eval, err = balanceAtomsLikelihood(ctx, ix, train, eval, maxBalanceSwaps); err != nil {
 			return Assignment{}, fmt.Errorf("likelihood: %w", err)
 		}
 	}
@@ -258,7 +261,7 @@ const maxBalanceSwaps = 10000
 // example with a missing atom goes to the end of train. Atoms count once
 // per example. It fails when no example qualifies on either side or after
 // maxSwaps swaps, as the reference does.
-func balanceAtomsLikelihood(ix *structure.Index, train, eval []int, maxSwaps int) ([]int, []int, error) {
+func balanceAtomsLikelihood(ctx context.Context, ix *structure.Index, train, eval []int, maxSwaps int) ([]int, []int, error) {
 	train = append([]int(nil), train...)
 	eval = append([]int(nil), eval...)
 	inTrain := make([]int, len(ix.Atoms)) // training examples holding the atom
@@ -276,6 +279,11 @@ func balanceAtomsLikelihood(ix *structure.Index, train, eval []int, maxSwaps int
 		return false
 	}
 	for swaps := 0; ; swaps++ {
+		if swaps%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		if swaps == maxSwaps { // the reference gives up here, balanced or not
 			return nil, nil, fmt.Errorf("cannot balance atoms in %d swaps", maxSwaps)
 		}

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -95,7 +96,7 @@ func TestLikelihoodLengthBuckets(t *testing.T) {
 				fracs = append(fracs, f)
 				return tc.up[len(fracs)-1]
 			}
-			a, err := likelihood(pool, scores, nil, LikelihoodConfig{LenBuckets: 4, By: "input"}, Sizes{Test: 0.5}, data.NewRand(1), up)
+			a, err := likelihood(context.Background(), pool, scores, nil, LikelihoodConfig{LenBuckets: 4, By: "input"}, Sizes{Test: 0.5}, data.NewRand(1), up)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +115,7 @@ func TestLikelihoodLengthBuckets(t *testing.T) {
 		pool, scores := bucketPool()
 		seen := map[string]bool{}
 		for seed := uint64(1); seed <= 20; seed++ {
-			a, err := Likelihood(pool, scores, nil, LikelihoodConfig{LenBuckets: 4, By: "input"}, Sizes{Test: 0.5}, data.NewRand(seed))
+			a, err := Likelihood(context.Background(), pool, scores, nil, LikelihoodConfig{LenBuckets: 4, By: "input"}, Sizes{Test: 0.5}, data.NewRand(seed))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +170,7 @@ func TestLikelihoodAtomConstraint(t *testing.T) {
 				}
 				ix.Examples = append(ix.Examples, ex)
 			}
-			got, err := Likelihood(pool, scores, ix, LikelihoodConfig{AtomConstraint: true}, Sizes{Test: 0.5}, data.NewRand(1))
+			got, err := Likelihood(context.Background(), pool, scores, ix, LikelihoodConfig{AtomConstraint: true}, Sizes{Test: 0.5}, data.NewRand(1))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
@@ -202,7 +203,7 @@ func TestLikelihoodDevTest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool, scores := bucketPool()
-			a, err := Likelihood(pool, scores, nil, LikelihoodConfig{}, tc.sizes, data.NewRand(1))
+			a, err := Likelihood(context.Background(), pool, scores, nil, LikelihoodConfig{}, tc.sizes, data.NewRand(1))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -228,7 +229,10 @@ func (l *lengthSums) ratio(i int, test bool, sign float64) float64 {
 // additions, off with 0 (lengths may then be nil). So are Restarts (the
 // greedy run several times, the best end state kept) and Polish
 // (replacements after the greedy); see mcdSearch and AutoRestarts.
-func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
+//
+// The search checks ctx every checkEvery moves and returns its error once
+// it ends.
+func MCD(ctx context.Context, ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
 	if err := cfg.Validate(); err != nil {
 		return Assignment{}, err
 	}
@@ -261,7 +265,10 @@ func MCD(ix *structure.Index, lengths []int, cfg MCDConfig, sizes Sizes, rng *ra
 		if runs > 1 {
 			label = fmt.Sprintf("mcd %d/%d", r+1, runs)
 		}
-		st := mcdSearch(ix, cfg, lengths, nTrain, nDev+nTest, atoms, comps, rng, rep, label)
+		st, err := mcdSearch(ctx, ix, cfg, lengths, nTrain, nDev+nTest, atoms, comps, rng, rep, label)
+		if err != nil {
+			return Assignment{}, err
+		}
 		if best == nil || st.score.better(best.score) {
 			best = st
 		}
@@ -300,7 +307,7 @@ type mcdState struct {
 }
 
 // mcdSearch runs MCD's greedy (and the polish phase) once, drawing from rng.
-func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval int, atoms, comps [][]structure.Entry, rng *rand.Rand, rep progress.Reporter, label string) *mcdState {
+func mcdSearch(ctx context.Context, ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval int, atoms, comps [][]structure.Entry, rng *rand.Rand, rep progress.Reporter, label string) (*mcdState, error) {
 	n := len(ix.Examples)
 	ls := &lengthSums{}
 	if cfg.MaxLengthRatio > 0 {
@@ -383,6 +390,11 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 		move(best, to)
 		bar.Add(1)
 		adds++
+		if adds%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if adds%1000 == 0 {
 			cd.resum()
 			ad.resum()
@@ -401,6 +413,11 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 		pbar := progress.Or(rep).Bar(label+" polish", int64(cfg.Polish))
 		cur := state()
 		for step := 0; step < cfg.Polish; step++ {
+			if step%checkEvery == checkEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			// Either side with equal chance (the evaluation side is a fifth
 			// of the split but weighs as much in the divergence), one of its
 			// members at random, then the best free replacement from its
@@ -436,8 +453,12 @@ func mcdSearch(ix *structure.Index, cfg MCDConfig, lengths []int, nTrain, nEval 
 	}
 	cd.resum()
 	ad.resum()
-	return &mcdState{train: lists[lTrain], eval: lists[lEval], cd: cd, ad: ad, ls: ls, score: state()}
+	return &mcdState{train: lists[lTrain], eval: lists[lEval], cd: cd, ad: ad, ls: ls, score: state()}, nil
 }
+
+// checkEvery is how many moves or swaps the searches make between looks
+// at their context: a look costs a lock, a move far more.
+const checkEvery = 64
 
 // lengthStrata cuts examples into at most k strata of nearly equal size by
 // length, a length never straddling two strata (quantile bins as pandas'

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"testing"
 
 	"compbench/data"
@@ -42,7 +43,7 @@ func BenchmarkMCDSCAN(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := MCD(ix, OutputLengths(pool), DefaultMCDConfig(), DefaultMCDSizes(), data.NewRand(1), nil)
+		a, err := MCD(context.Background(), ix, OutputLengths(pool), DefaultMCDConfig(), DefaultMCDSizes(), data.NewRand(1), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -53,11 +54,11 @@ func TestMCDDivision(t *testing.T) {
 	}
 	one := cfg
 	one.Divisions = 1
-	a1, err := MCD(ix, OutputLengths(pool), one, DefaultMCDSizes(), data.NewRand(4), nil)
+	a1, err := MCD(context.Background(), ix, OutputLengths(pool), one, DefaultMCDSizes(), data.NewRand(4), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a20, err := MCD(ix, OutputLengths(pool), cfg, DefaultMCDSizes(), data.NewRand(4), nil)
+	a20, err := MCD(context.Background(), ix, OutputLengths(pool), cfg, DefaultMCDSizes(), data.NewRand(4), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestMCDLengthStrata(t *testing.T) {
 	old := scorerWorkers
 	defer func() { scorerWorkers = old }()
 	scorerWorkers = func() int { return 3 }
-	a, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(2), nil)
+	a, err := MCD(context.Background(), ix, lens, cfg, DefaultMCDSizes(), data.NewRand(2), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestMCDLengthStrata(t *testing.T) {
 		t.Errorf("output length ratio %.3f with strata on", r)
 	}
 	scorerWorkers = func() int { return 1 }
-	b, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(2), nil)
+	b, err := MCD(context.Background(), ix, lens, cfg, DefaultMCDSizes(), data.NewRand(2), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestMCDLengthBand(t *testing.T) {
 	for _, r := range []float64{1.5, 1.1} {
 		cfg := DefaultMCDConfig()
 		cfg.Candidates, cfg.RemoveEvery, cfg.MaxAtomDiv, cfg.MaxLengthRatio = 100, 4, 0.05, r
-		a, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(3), nil)
+		a, err := MCD(context.Background(), ix, lens, cfg, DefaultMCDSizes(), data.NewRand(3), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestMCDSameAcrossGOMAXPROCS(t *testing.T) {
 				if keep != 0 && sup == structure.SupersOneNode {
 					cfg := DefaultMCDConfig()
 					cfg.Candidates, cfg.MaxAtomDiv = 100, 0.05
-					a, err := MCD(ix, lens, cfg, DefaultMCDSizes(), data.NewRand(5), nil)
+					a, err := MCD(context.Background(), ix, lens, cfg, DefaultMCDSizes(), data.NewRand(5), nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -291,7 +292,11 @@ func TestMCDRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	search := func(cfg MCDConfig, rng *rand.Rand) *mcdState {
-		return mcdSearch(ix, cfg, lens, nTrain, nDev+nTest, atoms, comps, rng, nil, "mcd")
+		st, err := mcdSearch(context.Background(), ix, cfg, lens, nTrain, nDev+nTest, atoms, comps, rng, nil, "mcd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
 	}
 	one := search(cfg, data.NewRand(4))
 	rng := data.NewRand(4)
@@ -312,7 +317,7 @@ func TestMCDRestarts(t *testing.T) {
 	t.Run("best kept", func(t *testing.T) {
 		c := cfg
 		c.Restarts = 3
-		a, err := MCD(ix, lens, c, sizes, data.NewRand(4), nil)
+		a, err := MCD(context.Background(), ix, lens, c, sizes, data.NewRand(4), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +352,7 @@ func TestMCDRestarts(t *testing.T) {
 		if one.score.ok && !p.score.ok {
 			t.Errorf("polish left the bounds: %+v", p.score)
 		}
-		a, err := MCD(ix, lens, c, sizes, data.NewRand(4), nil)
+		a, err := MCD(context.Background(), ix, lens, c, sizes, data.NewRand(4), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

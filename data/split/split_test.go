@@ -2,6 +2,7 @@ package split
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,7 +124,7 @@ func TestMethodsInvariants(t *testing.T) {
 			}
 		}},
 		{"mcd", false, func(s uint64) (Assignment, error) {
-			return MCD(ix, OutputLengths(pool), small, DefaultMCDSizes(), data.NewRand(s), nil)
+			return MCD(context.Background(), ix, OutputLengths(pool), small, DefaultMCDSizes(), data.NewRand(s), nil)
 		}, func(t *testing.T, a Assignment) {
 			if len(a.Train) != 800 || len(a.Dev)+len(a.Test) != 200 {
 				t.Errorf("sizes %d/%d/%d, want 800 train and 200 eval", len(a.Train), len(a.Dev), len(a.Test))
@@ -138,7 +139,7 @@ func TestMethodsInvariants(t *testing.T) {
 			}
 		}},
 		{"tmcd", true, func(s uint64) (Assignment, error) {
-			return TMCD(ix, OutputLengths(pool), TMCDConfig{Steps: 5000, LengthBuckets: 10}, sizes, data.NewRand(s), nil)
+			return TMCD(context.Background(), ix, OutputLengths(pool), TMCDConfig{Steps: 5000, LengthBuckets: 10}, sizes, data.NewRand(s), nil)
 		}, func(t *testing.T, a Assignment) {
 			if m := atomsMissing(ix, a); m != 0 {
 				t.Errorf("%d eval atom occurrences missing from train", m)
@@ -152,7 +153,7 @@ func TestMethodsInvariants(t *testing.T) {
 			}
 		}},
 		{"likelihood", true, func(s uint64) (Assignment, error) {
-			return Likelihood(pool, scores, ix, LikelihoodConfig{LenBuckets: 4, By: "input", AtomConstraint: true}, sizes, data.NewRand(s))
+			return Likelihood(context.Background(), pool, scores, ix, LikelihoodConfig{LenBuckets: 4, By: "input", AtomConstraint: true}, sizes, data.NewRand(s))
 		}, func(t *testing.T, a Assignment) {
 			if m := atomsMissing(ix, a); m != 0 {
 				t.Errorf("%d eval atom occurrences missing from train", m)
@@ -195,7 +196,7 @@ func TestLikelihoodOrder(t *testing.T) {
 		scores[pool[i].ID] = float64(i)
 	}
 	for _, rev := range []bool{false, true} {
-		a, err := Likelihood(pool, scores, nil, LikelihoodConfig{Reverse: rev}, Sizes{Test: 0.2, Dev: 0.1}, data.NewRand(1))
+		a, err := Likelihood(context.Background(), pool, scores, nil, LikelihoodConfig{Reverse: rev}, Sizes{Test: 0.2, Dev: 0.1}, data.NewRand(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func TestLikelihoodOrder(t *testing.T) {
 		}
 	}
 	delete(scores, "3")
-	if _, err := Likelihood(pool, scores, nil, LikelihoodConfig{}, Sizes{Test: 0.2}, data.NewRand(1)); err == nil || !strings.Contains(err.Error(), `"3"`) {
+	if _, err := Likelihood(context.Background(), pool, scores, nil, LikelihoodConfig{}, Sizes{Test: 0.2}, data.NewRand(1)); err == nil || !strings.Contains(err.Error(), `"3"`) {
 		t.Errorf("missing score: err = %v", err)
 	}
 }
@@ -265,7 +266,7 @@ func TestGolden(t *testing.T) {
 			} else {
 				cfg := DefaultMCDConfig()
 				cfg.MaxAtomDiv = 0.2
-				a, err = MCD(ix, OutputLengths(pool), cfg, DefaultMCDSizes(), data.NewRand(5), nil)
+				a, err = MCD(context.Background(), ix, OutputLengths(pool), cfg, DefaultMCDSizes(), data.NewRand(5), nil)
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -39,7 +40,10 @@ func DefaultTMCDConfig() TMCDConfig { return TMCDConfig{MaxLengthRatio: 1.5} }
 // the same length stratum, which keeps both sides' length distributions
 // (lengths: output lengths, nil when both are 0). These are compbench's
 // additions to the algorithm.
-func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
+//
+// The swaps check ctx every checkEvery*16 steps (a swap is cheap) and
+// return its error once it ends.
+func TMCD(ctx context.Context, ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *rand.Rand, rep progress.Reporter) (Assignment, error) {
 	if cfg.Steps < 0 || cfg.LengthBuckets < 0 || cfg.MaxLengthRatio < 0 || (cfg.MaxLengthRatio > 0 && cfg.MaxLengthRatio < 1) {
 		return Assignment{}, fmt.Errorf("tmcd: steps %d and length buckets %d must be >= 0, max length ratio %v 0 or >= 1", cfg.Steps, cfg.LengthBuckets, cfg.MaxLengthRatio)
 	}
@@ -101,6 +105,11 @@ func TMCD(ix *structure.Index, lengths []int, cfg TMCDConfig, sizes Sizes, rng *
 	defer bar.Finish()
 	cur := cd.current()
 	for s := 0; s < steps; s++ {
+		if s%(checkEvery*16) == 0 {
+			if err := ctx.Err(); err != nil {
+				return Assignment{}, err
+			}
+		}
 		if s%1000 == 999 {
 			bar.Add(1000)
 			cd.resum()

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -115,7 +116,7 @@ func TestTMCDMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ix := tc.ix(t)
 			sizes := Sizes{Dev: 0.2, Test: 0.2}
-			got, err := TMCD(ix, nil, TMCDConfig{Steps: tc.steps}, sizes, data.NewRand(tc.seed), nil)
+			got, err := TMCD(context.Background(), ix, nil, TMCDConfig{Steps: tc.steps}, sizes, data.NewRand(tc.seed), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

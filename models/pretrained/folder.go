@@ -37,7 +37,7 @@ const (
 // Bounds on a config's sizes and layer counts.
 const (
 	maxSize   = 1 << 20
-	maxLayers = 1024
+	maxLayers = models.MaxLayers
 )
 
 // Config is what compbench reads of a Hugging Face config.json, under
