@@ -16,6 +16,9 @@ import (
 type OutputSet struct {
 	overwrite bool
 	files     []*pendingFile
+	// dirs are the folders Create made, parents first: Abort removes
+	// them (when empty), so a failed command leaves no empty output folder.
+	dirs []string
 }
 
 type pendingFile struct {
@@ -73,7 +76,7 @@ func (s *OutputSet) Create(dest string) (io.Writer, error) {
 		return pf.buf, nil
 	}
 	dir := filepath.Dir(dest)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.mkdirAll(dir); err != nil {
 		s.Abort()
 		return nil, fmt.Errorf("create output folder: %w", err)
 	}
@@ -86,6 +89,25 @@ func (s *OutputSet) Create(dest string) (io.Writer, error) {
 	pf := &pendingFile{dest: dest, tmp: tmp, buf: bufio.NewWriterSize(tmp, 1<<20)}
 	s.files = append(s.files, pf)
 	return pf.buf, nil
+}
+
+// mkdirAll is os.MkdirAll that records the folders it makes.
+func (s *OutputSet) mkdirAll(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !os.IsExist(err) {
+			return err
+		} else if err == nil {
+			s.dirs = append(s.dirs, missing[i])
+		}
+	}
+	return nil
 }
 
 // Commit flushes and renames every pending file into place.
@@ -131,11 +153,13 @@ func (s *OutputSet) Commit() error {
 			return fmt.Errorf("rename into %s: %w", f.dest, err)
 		}
 	}
-	s.files = nil
+	s.files, s.dirs = nil, nil
 	return nil
 }
 
-// Abort removes every pending file. It is safe to call more than once.
+// Abort removes every pending file, and the folders Create made for them
+// where nothing else was put in them meanwhile. It is safe to call more
+// than once.
 func (s *OutputSet) Abort() {
 	for _, f := range s.files {
 		f.tmp.Close()
@@ -143,7 +167,10 @@ func (s *OutputSet) Abort() {
 			os.Remove(f.tmp.Name())
 		}
 	}
-	s.files = nil
+	for i := len(s.dirs) - 1; i >= 0; i-- {
+		os.Remove(s.dirs[i]) // fails, as meant, on a folder not empty
+	}
+	s.files, s.dirs = nil, nil
 }
 
 // Named is a path given on the command line and the flag that gave it, so

@@ -105,3 +105,45 @@ func assertNoTemps(t *testing.T, dir string) {
 		return nil
 	})
 }
+
+// TestOutputSetFoldersOnFailure: the folders Create made for a set that
+// then fails (an abort, a write error at Commit as a full disk gives) are
+// removed, so a failed command leaves no empty output folder; folders that
+// were there before, or that hold something else by then, stay.
+func TestOutputSetFoldersOnFailure(t *testing.T) {
+	cases := []struct {
+		name string
+		fail func(s *OutputSet) error
+	}{
+		{"abort", func(s *OutputSet) error { s.Abort(); return errors.New("aborted") }},
+		{"write error at commit", func(s *OutputSet) error {
+			s.files[0].tmp.Close() // the flush then fails, as on a full disk
+			return s.Commit()
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			kept := filepath.Join(dir, "kept")
+			os.Mkdir(kept, 0o755)
+			s := NewOutputSet(false)
+			for _, p := range []string{"new/deeper/a.jsonl", "kept/sub/b.jsonl", "kept/c.jsonl", "other/d.jsonl"} {
+				w, err := s.Create(filepath.Join(dir, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.WriteString(w, "x")
+			}
+			os.WriteFile(filepath.Join(dir, "other", "someone-else.txt"), nil, 0o644)
+			if err := tc.fail(s); err == nil {
+				t.Fatal("no failure")
+			}
+			for p, want := range map[string]bool{"new": false, "kept": true, "kept/sub": false, "other": true} {
+				if _, err := os.Stat(filepath.Join(dir, p)); (err == nil) != want {
+					t.Errorf("%s exists: %v, want %v", p, err == nil, want)
+				}
+			}
+			assertNoTemps(t, dir)
+		})
+	}
+}

@@ -42,13 +42,21 @@ type Record struct {
 // that has nothing on one side. Records count from 1, in file order.
 func RequireText(recs []Record, output bool) error {
 	for i := range recs {
-		r := &recs[i]
-		switch {
-		case strings.TrimSpace(r.Input) == "" && len(r.Inputs) == 0:
-			return fmt.Errorf(`record %d (id %q) has no "input"`, i+1, r.ID)
-		case output && strings.TrimSpace(r.Output) == "":
-			return fmt.Errorf(`record %d (id %q) has no "output"`, i+1, r.ID)
+		if err := CheckText(i+1, &recs[i], output); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// CheckText is RequireText's test of one record, the n-th of its file, for
+// readers that stream records.
+func CheckText(n int, r *Record, output bool) error {
+	switch {
+	case strings.TrimSpace(r.Input) == "" && len(r.Inputs) == 0:
+		return fmt.Errorf(`record %d (id %q) has no "input"`, n, r.ID)
+	case output && strings.TrimSpace(r.Output) == "":
+		return fmt.Errorf(`record %d (id %q) has no "output"`, n, r.ID)
 	}
 	return nil
 }

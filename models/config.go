@@ -196,6 +196,32 @@ func (c *Config) ApplyVariant(name string) error {
 	return nil
 }
 
+// CheckVariantFields refuses a config file's attention fields that
+// applying a --model name over it would replace without a word: given is
+// the config as the file left it, set the model keys the file holds, and
+// applied the config after ApplyVariant. Each of mask, relative and
+// separators the file sets must be the variant's own value; a mask must
+// also name a mask, even one the variant replaces.
+func CheckVariantFields(given Config, set map[string]bool, applied Config) error {
+	if set["mask"] {
+		if _, err := attention.ParseMask(given.Mask); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		if given.Mask != applied.Mask {
+			return fmt.Errorf("model: mask %q conflicts with the model %s, whose mask is %q: drop the mask, or choose the model that has it", given.Mask, applied.Variant, applied.Mask)
+		}
+	}
+	for _, f := range []struct {
+		key         string
+		given, want bool
+	}{{"relative", given.Relative, applied.Relative}, {"separators", given.Separators, applied.Separators}} {
+		if set[f.key] && f.given != f.want {
+			return fmt.Errorf("model: %s %v conflicts with the model %s, which has %s %v: drop it, or choose a model that has it", f.key, f.given, applied.Variant, f.key, f.want)
+		}
+	}
+	return nil
+}
+
 // Validate checks what a run's configuration says of every family: the
 // variant, the shared fields, and that no field of another family is set
 // (the family's own fields are its Config's Validate: transformer.Config,

@@ -156,7 +156,40 @@ func ReadResult(dir string) (*Result, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ResultFile), err)
 	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ResultFile), err)
+	}
 	return &r, nil
+}
+
+// Validate refuses values no cell can produce, so that a hand-edited or
+// foreign result.json cannot show as 700% in a report: rates and AUCs
+// outside [0, 1] (dev_em may be -1, no dev set), negative counts, losses
+// and times.
+func (r *Result) Validate() error {
+	rates := []struct {
+		name string
+		v    *float64
+	}{{"test_em", &r.TestEM}, {"few_shot_em", r.FewShotEM}, {"test_exec", r.TestExec},
+		{"few_shot_exec", r.FewShotExec}, {"compound_divergence", r.CompoundDivergence}, {"easiness_auc", r.EasinessAUC}}
+	if r.DevEM != -1 {
+		rates = append(rates, struct {
+			name string
+			v    *float64
+		}{"dev_em", &r.DevEM})
+	}
+	for _, f := range rates {
+		if f.v != nil && !(*f.v >= 0 && *f.v <= 1) {
+			return fmt.Errorf("%s %v outside [0, 1]", f.name, *f.v)
+		}
+	}
+	switch {
+	case r.Steps < 0 || r.BestStep < 0:
+		return fmt.Errorf("steps %d / best_step %d: want >= 0", r.Steps, r.BestStep)
+	case !(r.TrainLoss >= 0) || !(r.TrainSeconds >= 0):
+		return fmt.Errorf("train_loss %v / train_seconds %v: want >= 0", r.TrainLoss, r.TrainSeconds)
+	}
+	return nil
 }
 
 // TrainState is the part of a run's state.json the sweep reads: the step

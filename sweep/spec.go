@@ -331,6 +331,15 @@ func (s *Spec) Validate() error {
 	default:
 		return fmt.Errorf("generate.domain %q: want scan or robustfill", s.Generate.Domain)
 	}
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"train_size", s.Generate.TrainSize}, {"dev_size", s.Generate.DevSize}, {"test_size", s.Generate.TestSize}, {"finetune_size", s.Generate.FinetuneSize}} {
+		// 0 is gen's default; a negative count would silently be too.
+		if f.n < 0 || f.n > tasks.MaxExamples {
+			return fmt.Errorf("generate.%s %d: want 1 to %d examples, or 0 for gen's default", f.key, f.n, tasks.MaxExamples)
+		}
+	}
 	if len(s.Datasets) > 0 && s.Generate != (Generate{}) {
 		return errors.New("generate applies to tasks, not datasets")
 	}
@@ -389,8 +398,8 @@ func (s *Spec) Validate() error {
 	if s.Device != "" && !deviceName.MatchString(s.Device) {
 		return fmt.Errorf("device %q: want cpu, cuda or cuda:N", s.Device)
 	}
-	if s.Beam < 0 {
-		return fmt.Errorf("beam %d < 0", s.Beam)
+	if s.Beam < 0 || s.Beam > maxBeam {
+		return fmt.Errorf("beam %d: want 0 (greedy) to %d", s.Beam, maxBeam)
 	}
 	cells := s.Cells()
 	names := map[string]bool{}
@@ -431,12 +440,29 @@ func (s *Spec) model(c Cell) Model {
 
 var deviceName = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]+)$`)
 
+// maxBeam bounds the sweep's beam: wider than any target vocabulary of
+// the benchmarks (predict refuses a beam wider than the run's), and
+// within what decoding can hold.
+const maxBeam = 1 << 16
+
 var configKey = regexp.MustCompile(`^[a-z_0-9]+(\.[a-z_0-9]+)?$`)
 
 // TrainConfig is the --config file of a cell: Config with the cell's Vary
 // values set. It is checked strictly against train.Config over the model's
 // defaults, as compbench train will read it.
 func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
+	b, _, err := s.cellConfig(c)
+	return b, err
+}
+
+// CellConfig is the training config a cell's run starts with: its
+// TrainConfig file over the model's defaults, the model applied.
+func (s *Spec) CellConfig(c Cell) (train.Config, error) {
+	_, cfg, err := s.cellConfig(c)
+	return cfg, err
+}
+
+func (s *Spec) cellConfig(c Cell) ([]byte, train.Config, error) {
 	obj := map[string]any{}
 	for _, part := range []struct {
 		what string
@@ -447,14 +473,14 @@ func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
 		}
 		var o map[string]any
 		if err := json.Unmarshal(part.raw, &o); err != nil {
-			return nil, fmt.Errorf("%s: %w", part.what, err)
+			return nil, train.Config{}, fmt.Errorf("%s: %w", part.what, err)
 		}
 		merge(obj, o)
 	}
 	for _, v := range c.Vary {
 		var val any
 		if err := json.Unmarshal(v.Value, &val); err != nil {
-			return nil, fmt.Errorf("vary %s: %w", v.Key, err)
+			return nil, train.Config{}, fmt.Errorf("vary %s: %w", v.Key, err)
 		}
 		parent, key := obj, v.Key
 		if head, rest, ok := strings.Cut(v.Key, "."); ok {
@@ -469,21 +495,31 @@ func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
 	}
 	b, err := json.MarshalIndent(obj, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, train.Config{}, err
 	}
 	cfg := train.DefaultsFor(c.Variant)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, train.Config{}, fmt.Errorf("config: %w", err)
 	}
+	given := cfg.Model
 	if err := cfg.Model.ApplyVariant(c.Variant); err != nil {
-		return nil, err
+		return nil, train.Config{}, err
+	}
+	set := map[string]bool{}
+	if m, ok := obj["model"].(map[string]any); ok {
+		for k := range m {
+			set[k] = true
+		}
+	}
+	if err := models.CheckVariantFields(given, set, cfg.Model); err != nil {
+		return nil, train.Config{}, fmt.Errorf("config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, train.Config{}, fmt.Errorf("config: %w", err)
 	}
-	return append(b, '\n'), nil
+	return append(b, '\n'), cfg, nil
 }
 
 // Cells is the cross product of the axes in a fixed order (data, model,

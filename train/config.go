@@ -159,6 +159,25 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// ModelKeys lists the keys of a config file's "model" object.
+func ModelKeys(path string) (map[string]bool, error) {
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var f struct {
+		Model map[string]json.RawMessage `json:"model"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	keys := map[string]bool{}
+	for k := range f.Model {
+		keys[k] = true
+	}
+	return keys, nil
+}
+
 // LoadConfig reads a config JSON over base: keys present replace base's
 // values, unknown keys are errors.
 func LoadConfig(path string, base Config) (Config, error) {

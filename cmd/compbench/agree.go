@@ -52,8 +52,9 @@ independent models with the same accuracies (Bogin et al. Table 2).`, stderr)
 		return usagef("agree needs at least two --pred files (got %d)", len(preds))
 	}
 	m := len(preds)
-	if *k != 0 && (*k < 1 || *k > m) {
-		return usagef("--k must be between 1 and the number of models (%d)", m)
+	// --k 0 is the flag's "not given"; given, it is a mistake.
+	if (*k != 0 || isSet(fs, "k")) && (*k < 1 || *k > m) {
+		return usagef("--k %d: want between 1 and the number of models (%d)", *k, m)
 	}
 	if *matrix != "" {
 		if err := checkNotInput(files("--matrix", *matrix), join(files("--gold", ef.gold), files("--pred", preds...))); err != nil {

@@ -143,6 +143,10 @@ measure it with --tree sparql (docs/cfq.md).`, stderr)
 	}
 	n := 0
 	emit := func(rec *data.Record) error {
+		// A record without text would train or score as "".
+		if err := data.CheckText(n+1, rec, true); err != nil {
+			return fmt.Errorf("%s: %w", *in, err)
+		}
 		if all != nil {
 			if err := all.Encode(rec); err != nil {
 				return err

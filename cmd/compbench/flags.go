@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -123,6 +124,11 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, usagef("%s: %s", fs.Name(), flagError(err))
 		}
 		args = fs.Args()
+		if len(args) == 0 || args[0] == "--" {
+			if err := finiteFloats(fs); err != nil {
+				return nil, err
+			}
+		}
 		if len(args) == 0 {
 			return pos, nil
 		}
@@ -132,6 +138,22 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// finiteFloats refuses NaN and ±Inf in every number flag given: strconv
+// reads them, and every comparison a command makes with NaN is false, so
+// a range check such as "--alpha < 0" would let it through to the
+// arithmetic.
+func finiteFloats(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok && err == nil {
+			if v, ok := g.Get().(float64); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				err = usagef("%s: --%s %v: want a finite number", fs.Name(), f.Name, v)
+			}
+		}
+	})
+	return err
 }
 
 // flagError rewords the flag package's messages, which spell flags with one

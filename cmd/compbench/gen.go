@@ -48,6 +48,9 @@ func (c genConfig) Validate() error {
 		if f.n < f.min {
 			return fmt.Errorf("--%s must be at least %d, got %d", f.name, f.min, f.n)
 		}
+		if f.n > tasks.MaxExamples {
+			return fmt.Errorf("--%s %d: at most %d examples", f.name, f.n, tasks.MaxExamples)
+		}
 	}
 	if c.Out == "" {
 		return fmt.Errorf("--out is required")

@@ -88,6 +88,9 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	if err != nil {
 		return specError("sweep", err)
 	}
+	if err := checkSweepCells(spec); err != nil {
+		return err
+	}
 	var one sweep.Cell
 	if *cell != "" {
 		if one, err = spec.Find(*cell); err != nil {

@@ -59,7 +59,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.smoothing, "label-smoothing", 0, "label smoothing")
 	fs.Float64Var(&f.clip, "clip", 0, fmt.Sprintf("global gradient-norm limit, 0: none (config default %g)", d.ClipNorm))
 	fs.Float64Var(&f.dropout, "dropout", 0, fmt.Sprintf("dropout probability (config default %g; LSTM models %g)", d.Model.Dropout, l.Model.Dropout))
-	fs.IntVar(&f.evalEvery, "eval-every", 0, fmt.Sprintf("steps between dev evaluations and checkpoints (config default %d)", d.EvalEvery))
+	fs.IntVar(&f.evalEvery, "eval-every", 0, fmt.Sprintf("steps between dev evaluations and checkpoints; given as 0, only at the last step (config default %d)", d.EvalEvery))
 	fs.IntVar(&f.evalLimit, "eval-limit", 0, fmt.Sprintf("dev examples decoded for exact match, 0: all (config default %d)", d.EvalLimit))
 	fs.IntVar(&f.layers, "layers", 0, fmt.Sprintf("encoder and decoder layers (config default %d; LSTM models %d)", d.Model.Layers, l.Model.Layers))
 	fs.IntVar(&f.heads, "heads", 0, fmt.Sprintf("attention heads (config default %d)", d.Model.Heads))
@@ -148,6 +148,8 @@ func (f *trainFlags) set(fl *flag.Flag, cfg *train.Config) error {
 		return cfg.Model.ApplyVariant(f.model)
 	case fl.Name == "steps" && f.steps < 1:
 		return fmt.Errorf("--steps %d: train at least 1 step", f.steps)
+	case fl.Name == "eval-every" && f.evalEvery < 0:
+		return fmt.Errorf("--eval-every %d: want >= 0 (0: only at the last step)", f.evalEvery)
 	}
 	key, ok := configFlags[fl.Name]
 	if !ok {
@@ -253,8 +255,26 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 			return cfg, err
 		}
 	}
-	return cfg, f.apply(fs, &cfg)
+	given := cfg.Model
+	if err := f.apply(fs, &cfg); err != nil {
+		return cfg, err
+	}
+	if f.config != "" && isSet(fs, "model") {
+		// --model sets the attention fields; the file's must agree.
+		keys, err := train.ModelKeys(f.config)
+		if err != nil {
+			return cfg, err
+		}
+		if err := models.CheckVariantFields(given, keys, cfg.Model); err != nil {
+			return cfg, usagef("--config %s: %v", f.config, err)
+		}
+	}
+	return cfg, nil
 }
+
+// maxCheckpointMinutes is about the longest time.Duration holds (292
+// years); beyond it the conversion to a duration overflows.
+const maxCheckpointMinutes = 1.5e11
 
 // registerTrain adds the flags of train alone: --preset.
 func (f *trainFlags) registerTrain(fs *flag.FlagSet) {
@@ -302,8 +322,8 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	if *resume && *force {
 		return usagef("train: --resume and --force exclude each other")
 	}
-	if *ckptMinutes < 0 {
-		return usagef("train: --checkpoint-minutes %g: want >= 0 (0: off)", *ckptMinutes)
+	if *ckptMinutes < 0 || *ckptMinutes > maxCheckpointMinutes {
+		return usagef("train: --checkpoint-minutes %g: want 0 (off) to %g", *ckptMinutes, maxCheckpointMinutes)
 	}
 	if *resume && (*initEnc != "" || *initFrom != "") {
 		return usagef("train: --init and --init-encoder start a new run; --resume continues from the run's own weights")

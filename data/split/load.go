@@ -1,6 +1,7 @@
 package split
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,9 +15,18 @@ import (
 // LoadPool reads the records to split, in any format data.ReadRecords
 // knows: JSONL; "source<TAB>target[<TAB>category]" lines (.tsv); SCAN's
 // "IN: ... OUT: ..." lines (.txt), with rule trees. Records of a .tsv or
-// .txt file get ids STEM-N (tasks.txt: tasks-1, tasks-2, ...).
+// .txt file get ids STEM-N (tasks.txt: tasks-1, tasks-2, ...). A record
+// without an input or an output is an error: it would be split, and
+// trained or scored on, as "".
 func LoadPool(path string) ([]data.Record, error) {
-	return data.ReadRecords(path)
+	pool, err := data.ReadRecords(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := data.RequireText(pool, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pool, nil
 }
 
 // legacyPrefixes are the id stems that .tsv and .txt pools had before ids

@@ -61,6 +61,11 @@ const (
 	FileFinetune FileSplit = "finetune"
 )
 
+// MaxExamples bounds the examples of one generated file: a hundred times
+// Shi et al.'s 1.28M training examples, about 10 GB of SCAN. A count
+// beyond it is a typing slip that would fill a disk over days.
+const MaxExamples = 128_000_000
+
 // DistOf returns the distribution of example i of file f.
 func DistOf(f FileSplit, i int) Dist {
 	switch f {
