@@ -146,11 +146,13 @@ func (c MCDConfig) score(dc, da float64) score { return c.scoreLen(dc, da, 1) }
 func (c MCDConfig) scoreLen(dc, da, ratio float64) score {
 	excess := 0.0
 	if r := c.MaxLengthRatio; r > 0 && ratio > 0 {
-		lo := 1 / r
+		// In logs: -log r is the symmetric band's lower end (1/r) exactly,
+		// so the default band scores bit for bit as |log ratio| - log r.
+		logLo := -math.Log(r)
 		if c.MinLengthRatio > 0 {
-			lo = c.MinLengthRatio
+			logLo = math.Log(c.MinLengthRatio)
 		}
-		excess = max(0, math.Log(lo)-math.Log(ratio), math.Log(ratio)-math.Log(r))
+		excess = max(0, logLo-math.Log(ratio), math.Log(ratio)-math.Log(r))
 	}
 	if da > c.MaxAtomDiv || excess > 0 {
 		return score{false, -max(0, da-c.MaxAtomDiv) - excess}
