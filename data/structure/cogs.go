@@ -130,7 +130,7 @@ func cogsLex(s string) []string {
 
 // isCOGSWord reports whether t can name a predicate, variable or constant.
 func isCOGSWord(t string) bool {
-	return t != "" && t != "AND" && t != "LAMBDA" && strings.IndexAny(t, "(),;.*_") < 0
+	return t != "" && t != "AND" && t != "LAMBDA" && !strings.ContainsAny(t, "(),;.*_")
 }
 
 func (p *cogsParser) peek() string {
