@@ -46,6 +46,8 @@
 #                       lines (a published split's two files)
 #   dataset.json, mcd1.json -> data/cfq/testdata (a CFQ-format dataset
 #                       and split)
+#   cfq_data.zip     -> data/cfq/testdata/mcd1-text zipped (an excerpt of
+#                       CFQ's MCD1 text release, its layout kept)
 #   covr-grammar.txt -> data/scfg/testdata/tiny.txt (a COVR-style grammar)
 #   cogs/            -> data/testdata/cogs (a few dozen lines of each of
 #                       COGS's train.tsv, dev.tsv, test.tsv and gen.tsv)
@@ -177,6 +179,8 @@ fixtures() {
   tail -n +11 "$d/tasks.txt" >"$d/tasks_test_mcd1.txt"
   cp "$root/data/cfq/testdata/mcd_dataset.json" "$d/dataset.json"
   cp "$root/data/cfq/testdata/mcd_split.json" "$d/mcd1.json"
+  (cd "$root/data/cfq/testdata/mcd1-text" &&
+    { zip -qrX "$d/cfq_data.zip" data 2>/dev/null || python3 -m zipfile -c "$d/cfq_data.zip" data; })
   cp "$root/data/scfg/testdata/tiny.txt" "$d/covr-grammar.txt"
   cp -r "$root/data/testdata/cogs" "$d/cogs"
 }

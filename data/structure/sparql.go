@@ -43,8 +43,8 @@ import (
 // relation would make every compound through it specific to how many
 // relations the variable has and where each sorts; chained, and(edit(M),
 // and(produce(M), _)) is shared by every query that edits and produces.
-// On 2,000 / 500 examples of CFQ's MCD1 the flat form also took twice the
-// memory.
+// On 2,000 / 500 examples of CFQ's MCD1, one child per relation also took
+// twice the memory.
 //
 // The question
 //
