@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -221,11 +222,17 @@ func programNode(v any, depth int) (*data.Tree, error) {
 // ParseRuleTree reads a CFQ rule tree {"ruleId": ..., "subTree": [...]}.
 // A ruleId may be a string or an object; an object {"type","stringValue"}
 // becomes "type:stringValue" and any other object its compact JSON with
-// sorted keys, so the label is stable.
+// sorted keys, so the label is stable. Numbers keep their digits (two ids
+// past 2^53 would otherwise share a label) and <, >, & stay as written.
 func ParseRuleTree(raw json.RawMessage) (*data.Tree, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the rule tree")
 	}
 	return ruleNode(v, 0)
 }
@@ -281,15 +288,22 @@ func ruleLabel(id any) string {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			kb, _ := json.Marshal(k)
-			vb, _ := json.Marshal(x[k]) // decoded JSON always re-encodes; maps sort keys
-			b.Write(kb)
+			b.WriteString(compactJSON(k))
 			b.WriteByte(':')
-			b.Write(vb)
+			b.WriteString(compactJSON(x[k]))
 		}
 		b.WriteByte('}')
 		return b.String()
 	}
-	b, _ := json.Marshal(id)
-	return string(b)
+	return compactJSON(id)
+}
+
+// compactJSON encodes decoded JSON back (it always re-encodes; maps sort
+// their keys) without escaping <, > and &.
+func compactJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -169,3 +169,35 @@ func FuzzParseSExpr(f *testing.F) {
 		_, _ = ParseSExpr(s)
 	})
 }
+
+// The rule tree of Keysers et al.'s App. A example ("Did M0 executive
+// produce M1", its first three levels as printed), and ruleIds of other
+// shapes.
+func TestParseRuleTree(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"appendix A",
+			`{"ruleId": {"type": "SPARQL_GENERATION", "stringValue": "CONCEPT_TO_SPARQL"}, "subTree": [{"ruleId": {"type": "GRAMMAR_RULE", "stringValue": "S=YNQ"}, "subTree": [{"ruleId": {"type": "GRAMMAR_RULE", "stringValue": "YNQ=DID_DP_VP_INDIRECT"}}]}]}`,
+			"SPARQL_GENERATION:CONCEPT_TO_SPARQL(GRAMMAR_RULE:S=YNQ(GRAMMAR_RULE:YNQ=DID_DP_VP_INDIRECT))"},
+		{"knowledge rule", `{"ruleId": {"type": "KNOWLEDGE", "stringValue": "FreebasePropertyMapping(RolePair(Executive producer, Executive producee), 'ns:film.producer.films_executive_produced')"}, "subTree": []}`,
+			"KNOWLEDGE:FreebasePropertyMapping(RolePair(Executive producer, Executive producee), 'ns:film.producer.films_executive_produced')"},
+		{"string id", `{"ruleId": "ROOT", "subTree": [{"ruleId": "A"}, {"ruleId": "B"}]}`, "ROOT(A, B)"},
+		{"large integers keep their digits", `{"ruleId": {"type": "K", "id": 12345678901234567891}, "subTree": [{"ruleId": {"type": "K", "id": 12345678901234567892}}]}`,
+			`{"id":12345678901234567891,"type":"K"}({"id":12345678901234567892,"type":"K"})`},
+		{"unicode and & as written", `{"ruleId": {"type": "K", "stringValue": "Cach\u00fan & co", "n": 1}}`, `{"n":1,"stringValue":"Cachún & co","type":"K"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := ParseRuleTree(json.RawMessage(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tr.String(); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{`{"ruleId": "A"} {}`, `{"subTree": []}`, `[]`, `{"ruleId": "A", "subTree": 3}`} {
+		if _, err := ParseRuleTree(json.RawMessage(bad)); err == nil {
+			t.Errorf("%s: want an error", bad)
+		}
+	}
+}
