@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +31,31 @@ func runConfig() train.Config {
 	return c
 }
 
+// runModelConfig is the starting config of one model of run: preset's
+// when one is named, else runConfig with the model's variant.
+func runModelConfig(preset, model string) (train.Config, error) {
+	c := runConfig()
+	if preset != "" {
+		if _, ok := models.Variants[model]; !ok {
+			return c, usagef("run: unknown model %q (known: %v)", model, models.VariantNames())
+		}
+		var err error
+		if c, err = presetConfig(preset, model); err != nil {
+			return c, err
+		}
+	}
+	if err := c.Model.ApplyVariant(model); err != nil {
+		return c, usagef("run: %v", err)
+	}
+	return c, nil
+}
+
+// fileExists reports whether path names an existing file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // runDefaults describes runConfig for the help text and docs/run.md.
 func runDefaults() string {
 	c := runConfig()
@@ -38,19 +64,24 @@ func runDefaults() string {
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run --task length --models transformer,relative --out DIR [flags]", `
-One experiment end to end: generate a SCAN benchmark for --task, train each model,
-predict the test set (zero-shot), fine-tune on the few-shot set and predict again,
-then print exact match per model. Defaults are a small CPU budget
+	fs := newFlags("run", "run (--task length | --data SPLIT) --models transformer,relative --out DIR [flags]", `
+One experiment end to end: generate a SCAN benchmark for --task (or read the
+split folder --data: its train.jsonl, dev.jsonl, test.jsonl and, when present,
+finetune.jsonl), train each model, predict the test set (zero-shot), fine-tune
+on the few-shot set and predict again, then print exact match per model.
+Defaults are a small CPU budget
 (`+runDefaults()+`),
-not the "config default" values listed below; the model and optimisation
-flags of "compbench train" override them (--layers 3 --dim 256 --mlp 512 for
-the paper's size). DIR gets data/, one run folder per model (and MODEL-ft),
-predictions and results.md. --device runs training, fine-tuning and decoding
-of every model on that device.`, stderr)
+not the "config default" values listed below; --preset NAME starts each model
+from train's preset instead (cpu-small learns SCAN's random split in minutes),
+and the model and optimisation flags of "compbench train" override either
+(--layers 3 --dim 256 --mlp 512 for the paper's size). DIR gets data/ (with
+--task), one run folder per model (and MODEL-ft), predictions and results.md.
+--device runs training, fine-tuning and decoding of every model on that device.`, stderr)
 	var tf trainFlags
 	tf.register(fs)
+	tf.registerTrain(fs)
 	task := fs.String("task", "length", "SCAN generalization `TASK` (see compbench gen --help)")
+	split := fs.String("data", "", "read the split folder `SPLIT` (train.jsonl, dev.jsonl, test.jsonl, finetune.jsonl if present) instead of generating --task")
 	modelList := fs.String("models", "transformer", "comma-separated `LIST` of models")
 	out := fs.String("out", "", "experiment `DIR` (required)")
 	nTrain := fs.Int("train-size", 1000, "training examples generated")
@@ -74,6 +105,13 @@ of every model on that device.`, stderr)
 	if *beam < 1 || *ftSteps < 0 {
 		return usagef("run: --beam must be >= 1 and --finetune-steps >= 0")
 	}
+	if *split != "" {
+		for _, n := range []string{"task", "train-size", "dev-size", "test-size"} {
+			if isSet(fs, n) {
+				return usagef("run: --%s generates data; --data %s reads it: give one of them", n, *split)
+			}
+		}
+	}
 	modelSet := false
 	fs.Visit(func(f *flag.Flag) { modelSet = modelSet || f.Name == "model" })
 	if modelSet {
@@ -90,9 +128,8 @@ of every model on that device.`, stderr)
 	names := strings.Split(*modelList, ",")
 	cfgs := make([]train.Config, len(names))
 	for i, n := range names {
-		cfgs[i] = runConfig()
-		if err := cfgs[i].Model.ApplyVariant(strings.TrimSpace(n)); err != nil {
-			return usagef("run: %v", err)
+		if cfgs[i], err = runModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
+			return err
 		}
 		if models.IsLSTM(cfgs[i].Model.Variant) {
 			// The experiment's sizes are shared; an LSTM model's
@@ -116,15 +153,18 @@ of every model on that device.`, stderr)
 		return err
 	}
 	defer release()
-	dataDir := filepath.Join(*out, "data")
-	genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train-size", strconv.Itoa(*nTrain),
-		"--dev-size", strconv.Itoa(*nDev), "--test-size", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
-	if *force {
-		genArgs = append(genArgs, "--force")
-	}
-	fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", *task, dataDir)
-	if err = runGen(ctx, genArgs, io.Discard, stderr); err != nil {
-		return fmt.Errorf("run: generate: %w", err)
+	dataDir, about := *split, "split "+*split
+	if *split == "" {
+		dataDir, about = filepath.Join(*out, "data"), "SCAN task "+*task
+		genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train-size", strconv.Itoa(*nTrain),
+			"--dev-size", strconv.Itoa(*nDev), "--test-size", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
+		if *force {
+			genArgs = append(genArgs, "--force")
+		}
+		fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", *task, dataDir)
+		if err = runGen(ctx, genArgs, io.Discard, stderr); err != nil {
+			return fmt.Errorf("run: generate: %w", err)
+		}
 	}
 	read := func(name string) ([]data.Record, error) { return data.ReadRecords(filepath.Join(dataDir, name)) }
 	trainRecs, err := read("train.jsonl")
@@ -139,9 +179,17 @@ of every model on that device.`, stderr)
 	if err != nil {
 		return err
 	}
-	ft, err := read("finetune.jsonl")
-	if err != nil && *ftSteps > 0 {
-		return err
+	var ft []data.Record
+	switch ftPath := filepath.Join(dataDir, "finetune.jsonl"); {
+	case *ftSteps == 0:
+	case *split != "" && !fileExists(ftPath):
+		// A split of a pool has no few-shot set: zero-shot only.
+		fmt.Fprintf(stderr, "run: %s has no finetune.jsonl: zero-shot only\n", *split)
+		*ftSteps = 0
+	default:
+		if ft, err = read("finetune.jsonl"); err != nil {
+			return err
+		}
 	}
 	for _, cfg := range cfgs {
 		if err := checkTrainData(cfg, filepath.Join(dataDir, "train.jsonl"), trainRecs, filepath.Join(dataDir, "dev.jsonl"), dev); err != nil {
@@ -167,7 +215,7 @@ of every model on that device.`, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "SCAN task %s, %d train / %d test examples, seed %d\n\n", *task, len(trainRecs), len(test), tf.seed)
+	fmt.Fprintf(w, "%s, %d train / %d test examples, seed %d\n\n", about, len(trainRecs), len(test), tf.seed)
 	io.WriteString(w, table)
 	if err := set.Commit(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -120,4 +121,75 @@ func TestRunDefaults(t *testing.T) {
 	if !strings.Contains(flat(string(doc)), runDefaults()) {
 		t.Errorf("docs/run.md does not state %q", runDefaults())
 	}
+}
+
+// TestRunData: run --data reads a split folder instead of generating one,
+// fine-tunes only when the folder has finetune.jsonl, starts each model
+// from --preset when one is named, and refuses generation flags beside it.
+func TestRunData(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen")
+	mustRun(t, "gen", "scan", "--task", "length", "--train-size", "40", "--dev-size", "8", "--test-size", "8", "--seed", "3", "--out", gen)
+	bare := filepath.Join(dir, "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"train.jsonl", "dev.jsonl", "test.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(gen, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bare, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tiny := []string{"--models", "transformer,lstm-attention", "--layers", "1", "--dim", "16", "--steps", "4", "--batch", "8",
+		"--warmup", "0", "--eval-every", "2", "--eval-limit", "4", "--finetune-steps", "2", "--seed", "3"}
+	cases := []struct {
+		name, data string
+		preset     bool
+		ftRuns     bool
+	}{
+		{"with finetune.jsonl", gen, false, true},
+		{"without finetune.jsonl", bare, false, false},
+		{"preset cpu-small", bare, true, false},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out", strconv.Itoa(i))
+			args := append([]string{"run", "--data", c.data, "--out", out}, tiny...)
+			if c.preset {
+				args = append(args, "--preset", "cpu-small")
+			}
+			mustRun(t, args...)
+			if _, err := os.Stat(filepath.Join(out, "data")); err == nil {
+				t.Errorf("--data generated %s/data", out)
+			}
+			res, err := os.ReadFile(filepath.Join(out, "results.md"))
+			if err != nil || !strings.Contains(string(res), "split "+c.data) {
+				t.Errorf("results.md does not name the split (%v):\n%s", err, res)
+			}
+			_, err = os.Stat(filepath.Join(out, "lstm-attention-ft", "test.preds.jsonl"))
+			if (err == nil) != c.ftRuns {
+				t.Errorf("fine-tuned predictions present %v, want %v", err == nil, c.ftRuns)
+			}
+			cfg, err := os.ReadFile(filepath.Join(out, "lstm-attention", "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(cfg), `"preset": "cpu-small"`); got != c.preset {
+				t.Errorf("config.json records the preset %v, want %v:\n%s", got, c.preset, cfg)
+			}
+		})
+	}
+	t.Run("refused beside --task", func(t *testing.T) {
+		out := filepath.Join(dir, "refused")
+		_, errs, code := runCLI(t, "run", "--data", gen, "--task", "length", "--out", out)
+		if code != 2 || !strings.Contains(errs, "give one of them") {
+			t.Errorf("exit %d, stderr %q; want 2 and a choice between --task and --data", code, errs)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a refused run left %s", out)
+		}
+	})
 }
