@@ -23,10 +23,11 @@ type Breakdown struct {
 	// Categories holds one entry per category, in name order.
 	Categories []GroupScore `json:"categories"`
 	// Groups holds COGS's lexical and structural groups (Kim & Linzen 2020
-	// report results "in aggregate, lexical against structural"), then
-	// in_distribution and other (categories that are no COGS case) when
-	// present. It is empty unless some category is a COGS generalization
-	// case.
+	// report results "in aggregate, lexical against structural"), their
+	// union, generalization (the 21 cases: the aggregate of gen.tsv, also
+	// when in-distribution records share the file), then in_distribution
+	// and other (categories that are no COGS case) when present. It is
+	// empty unless some category is a COGS generalization case.
 	Groups []GroupScore `json:"groups,omitempty"`
 }
 
@@ -59,6 +60,7 @@ var (
 const (
 	COGSLexical        = "lexical"
 	COGSStructural     = "structural"
+	COGSGeneralization = "generalization"
 	COGSInDistribution = "in_distribution"
 	GroupOther         = "other"
 )
@@ -97,6 +99,7 @@ func ByCategory(j *Joined, exs []Example) (*Breakdown, error) {
 		g := COGSGroup(c)
 		if g == COGSLexical || g == COGSStructural {
 			cogs = true
+			add(groups, COGSGeneralization, exs[i].Correct)
 		}
 		if g == "" {
 			g = GroupOther
@@ -109,7 +112,7 @@ func ByCategory(j *Joined, exs []Example) (*Breakdown, error) {
 	}
 	sort.Slice(b.Categories, func(x, y int) bool { return b.Categories[x].Name < b.Categories[y].Name })
 	if cogs {
-		for _, name := range []string{COGSLexical, COGSStructural, COGSInDistribution, GroupOther} {
+		for _, name := range []string{COGSLexical, COGSStructural, COGSGeneralization, COGSInDistribution, GroupOther} {
 			if g := groups[name]; g != nil {
 				b.Groups = append(b.Groups, finish(g))
 			}

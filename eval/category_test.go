@@ -28,7 +28,7 @@ func TestByCategory(t *testing.T) {
 			{"pp_recursion", true}, {"cp_recursion", false}, {"obj_pp_to_subj_pp", true},
 			{"prim_to_inf_arg", true}, {"subj_to_obj_common", false}, {"in_distribution", false}, {"primitive", true},
 		}, "cp_recursion 1 0, in_distribution 1 0, obj_pp_to_subj_pp 1 1, pp_recursion 1 1, prim_to_inf_arg 1 1, primitive 1 1, subj_to_obj_common 1 0",
-			"lexical 2 1, structural 3 2, in_distribution 1 0, other 1 1", ""},
+			"lexical 2 1, structural 3 2, generalization 5 3, in_distribution 1 0, other 1 1", ""},
 		{"no category", []ex{{"a", true}, {"", true}}, "", "", `gold record 2 (id "r2") has no category`},
 	}
 	for _, tc := range tests {

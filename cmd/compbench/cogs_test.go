@@ -128,7 +128,7 @@ func TestEvalByCategory(t *testing.T) {
 				t.Errorf("categories not in name order: %s before %s", b.Categories[i-1].Name, c.Name)
 			}
 		}
-		wantGroups := []eval.GroupScore{{Name: "lexical", N: 14, Correct: 3, Accuracy: 3.0 / 14}, {Name: "structural", N: 6, Correct: 1, Accuracy: 1.0 / 6}}
+		wantGroups := []eval.GroupScore{{Name: "lexical", N: 14, Correct: 3, Accuracy: 3.0 / 14}, {Name: "structural", N: 6, Correct: 1, Accuracy: 1.0 / 6}, {Name: "generalization", N: 20, Correct: 4, Accuracy: 4.0 / 20}}
 		if fmt.Sprint(b.Groups) != fmt.Sprint(wantGroups) {
 			t.Errorf("groups %+v, want %+v", b.Groups, wantGroups)
 		}

@@ -67,8 +67,8 @@ adds SCAN token accuracy and the longest correct prefix. --by category adds
 exact match for each gold category (a .tsv file's third column, as COGS
 publishes it, or "category" in JSONL) and, when the categories are COGS's
 cases, for its lexical and structural groups (cp_recursion, pp_recursion and
-obj_pp_to_subj_pp are structural, the other cases lexical) and
-in_distribution.`, stderr)
+obj_pp_to_subj_pp are structural, the other cases lexical), for all 21 cases
+together (generalization) and for in_distribution.`, stderr)
 	var ef evalFlags
 	ef.register(fs)
 	pred := fs.String("pred", "", "predictions `FILE` (JSONL {\"id\",\"prediction\"}, required)")

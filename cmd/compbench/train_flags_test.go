@@ -31,25 +31,25 @@ func TestTrainPresets(t *testing.T) {
 		layers, dim, batch, warmup int
 		steps                      int
 		lr, dropout                float64
-		preset                     string
+		preset, schedule           string
 	}{
-		{"none", nil, 3, 256, 64, 16000, 10000, 1e-3, 0.1, ""},
-		{"paper", []string{"--preset", "paper"}, 3, 256, 64, 16000, 10000, 1e-3, 0.1, "paper"},
-		{"cpu-small", []string{"--preset", "cpu-small"}, 2, 64, 64, 200, 2000, 5e-3, 0, "cpu-small"},
-		{"cpu-small relative", []string{"--preset", "cpu-small", "--model", "relative"}, 2, 64, 64, 200, 2000, 5e-3, 0, "cpu-small"},
-		{"cpu-small lstm", []string{"--preset", "cpu-small", "--model", "lstm-attention"}, 1, 64, 64, 0, 3500, 0.01, 0, "cpu-small"},
-		{"flags override", []string{"--preset", "cpu-small", "--dim", "32", "--steps", "100"}, 2, 32, 64, 200, 100, 5e-3, 0, "cpu-small"},
-		{"config overrides", []string{"--preset", "cpu-small", "--config", cfgFile}, 2, 64, 64, 200, 7, 5e-3, 0, "cpu-small"},
+		{"none", nil, 3, 256, 64, 16000, 10000, 1e-3, 0.1, "", ""},
+		{"paper", []string{"--preset", "paper"}, 3, 256, 64, 16000, 10000, 1e-3, 0.1, "paper", ""},
+		{"cpu-small", []string{"--preset", "cpu-small"}, 2, 64, 64, 200, 2000, 5e-3, 0, "cpu-small", "polynomial"},
+		{"cpu-small relative", []string{"--preset", "cpu-small", "--model", "relative"}, 2, 64, 64, 200, 2000, 5e-3, 0, "cpu-small", "polynomial"},
+		{"cpu-small lstm", []string{"--preset", "cpu-small", "--model", "lstm-attention"}, 1, 64, 64, 0, 3500, 0.01, 0, "cpu-small", "polynomial"},
+		{"flags override", []string{"--preset", "cpu-small", "--dim", "32", "--steps", "100"}, 2, 32, 64, 200, 100, 5e-3, 0, "cpu-small", "polynomial"},
+		{"config overrides", []string{"--preset", "cpu-small", "--config", cfgFile}, 2, 64, 64, 200, 7, 5e-3, 0, "cpu-small", "polynomial"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := flagsConfig(t, dir, c.args)
 			m := cfg.Model
 			if m.Layers != c.layers || m.Dim != c.dim || cfg.Batch != c.batch || cfg.Warmup != c.warmup || cfg.Steps != c.steps ||
-				cfg.LR != c.lr || m.Dropout != c.dropout || cfg.Preset != c.preset {
-				t.Errorf("layers %d dim %d batch %d warmup %d steps %d lr %g dropout %g preset %q; want %d %d %d %d %d %g %g %q",
-					m.Layers, m.Dim, cfg.Batch, cfg.Warmup, cfg.Steps, cfg.LR, m.Dropout, cfg.Preset,
-					c.layers, c.dim, c.batch, c.warmup, c.steps, c.lr, c.dropout, c.preset)
+				cfg.LR != c.lr || m.Dropout != c.dropout || cfg.Preset != c.preset || cfg.Schedule != c.schedule {
+				t.Errorf("layers %d dim %d batch %d warmup %d steps %d lr %g dropout %g preset %q schedule %q; want %d %d %d %d %d %g %g %q %q",
+					m.Layers, m.Dim, cfg.Batch, cfg.Warmup, cfg.Steps, cfg.LR, m.Dropout, cfg.Preset, cfg.Schedule,
+					c.layers, c.dim, c.batch, c.warmup, c.steps, c.lr, c.dropout, c.preset, c.schedule)
 			}
 		})
 	}
@@ -72,7 +72,7 @@ func TestTrainPresets(t *testing.T) {
 	})
 	t.Run("help", func(t *testing.T) {
 		out, _, code := runCLI(t, "train", "--help")
-		for _, want := range []string{"  --preset NAME", "  cpu-small: ", "  paper: ", "batch 64, lr 0.005, warmup 200, 2000 steps"} {
+		for _, want := range []string{"  --preset NAME", "  cpu-small: ", "  paper: ", "batch 64, lr 0.005 (polynomial), warmup 200, 2000 steps"} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("exit %d, help lacks %q:\n%s", code, want, out)
 			}
