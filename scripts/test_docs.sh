@@ -31,7 +31,8 @@
 # and adds what a command would otherwise take at full size:
 #   train, run: --steps 2 --batch 8 --eval-limit 10, and unless --init
 #     --dim 16 --mlp 32 --layers 1, and --heads 2 for the Transformers;
-#   run: --train-size 60 --dev-size 10 --test-size 20 --finetune-steps 1;
+#   run: --finetune-steps 1, and unless --data --train-size 60 --dev-size 10
+#     --test-size 20;
 #   gen scan|robustfill: the four sizes above when not given;
 #   gen scan-original: keeps every 50th command (419 of 20,910).
 # Scripts that read $COMPBENCH get the wrapper too, with the toy sizes of
@@ -141,7 +142,9 @@ case ${1:-} in
       case " $* " in *" lstm-"*) ;; *) add --heads 2 ;; esac ;;
     esac ;;&
   run)
-    add --train-size 60; add --dev-size 10; add --test-size 20; add --finetune-steps 1 ;;
+    # run --data reads a split; only --task generates one.
+    case $given in *" --data "*) ;; *) add --train-size 60; add --dev-size 10; add --test-size 20 ;; esac
+    add --finetune-steps 1 ;;
 esac
 "$COMPBENCH_REAL" "${args[@]}" || exit
 if [ "${1:-} ${2:-}" = "gen scan-original" ] && [ -f "$out" ]; then
