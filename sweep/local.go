@@ -2,30 +2,40 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"compbench/progress"
+	"compbench/train"
 )
 
 // RunCell runs one cell to its end (all stages) or returns why not.
 type RunCell func(ctx context.Context, c Cell) error
 
-// Counts tallies a local sweep.
+// Counts tallies a local sweep. Busy counts the cells left to another
+// process that holds them (a second sweep on the same OUT, a Slurm task,
+// a manual train --resume): neither done nor failed.
 type Counts struct {
-	Total, Done, Skipped, Running, Failed int
+	Total, Done, Skipped, Running, Failed, Busy int
 }
 
 func (n Counts) String() string {
-	return fmt.Sprintf("%d/%d cells done (%d already), %d running, %d failed", n.Done, n.Total, n.Skipped, n.Running, n.Failed)
+	s := fmt.Sprintf("%d/%d cells done (%d already), %d running, %d failed", n.Done, n.Total, n.Skipped, n.Running, n.Failed)
+	if n.Busy > 0 {
+		s += fmt.Sprintf(", %d held by other processes", n.Busy)
+	}
+	return s
 }
 
 // RunLocal runs the cells not yet finished, at most jobs at once, calling
 // run for each; it reports a progress note to rep at every change. A
-// failing cell does not stop the others. When ctx is cancelled no new cell
-// starts and RunLocal waits for the running ones to stop.
+// failing cell does not stop the others; a cell another process holds
+// (run returns a *train.BusyError) is skipped and counted as Busy. When
+// ctx is cancelled no new cell starts and RunLocal waits for the running
+// ones to stop.
 func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCell, rep progress.Reporter) Counts {
 	rep = progress.Or(rep)
 	if jobs < 1 {
@@ -77,9 +87,13 @@ func RunLocal(ctx context.Context, out string, cells []Cell, jobs int, run RunCe
 			err := run(ctx, c)
 			mu.Lock()
 			n.Running--
+			var busy *train.BusyError
 			switch {
 			case err == nil:
 				n.Done++
+			case errors.As(err, &busy):
+				n.Busy++
+				rep.Notef("sweep: cell %s skipped: %v", c.Name, busy)
 			case ctx.Err() == nil:
 				// A cell stopped by the cancellation is unfinished,
 				// not failed: the next run resumes it.

@@ -3,10 +3,12 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"compbench/progress"
+	"compbench/train"
 )
 
 // TestRunLocalOrder: cells run seed-major (every cell of the first seed
@@ -47,5 +49,30 @@ func TestRunLocalOrder(t *testing.T) {
 	}, nil)
 	if len(ran) != 1 {
 		t.Errorf("after cancelling, ran %q", ran)
+	}
+}
+
+// TestRunLocalBusy: a cell whose run returns a *train.BusyError (another
+// process holds it) is counted as held, not failed, and named in a note.
+func TestRunLocalBusy(t *testing.T) {
+	cells := []Cell{{Name: "a", Seed: 1}, {Name: "b", Seed: 1}, {Name: "c", Seed: 1}}
+	var c progress.Capture
+	n := RunLocal(context.Background(), t.TempDir(), cells, 2, func(_ context.Context, c Cell) error {
+		switch c.Name {
+		case "a":
+			return fmt.Errorf("cell a: %w", &train.BusyError{Dir: "out/cells/a", Holder: train.Holder{PID: 42, Command: "compbench sweep"}})
+		case "b":
+			return errors.New("out of memory")
+		}
+		return nil
+	}, &c)
+	if n.Done != 1 || n.Failed != 1 || n.Busy != 1 {
+		t.Errorf("counts %+v; want 1 done, 1 failed, 1 held", n)
+	}
+	notes := strings.Join(c.Notes(), "\n")
+	for _, want := range []string{"cell a skipped: run folder out/cells/a is in use by PID 42 (compbench sweep)", "1 failed, 1 held by other processes"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
 	}
 }

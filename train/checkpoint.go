@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"compbench/data"
 	"compbench/models"
@@ -52,6 +51,11 @@ type State struct {
 	// EvalPending marks a checkpoint taken when a stop interrupted step
 	// Step's dev evaluation: --resume runs that evaluation first.
 	EvalPending bool `json:"eval_pending,omitempty"`
+	// LossSum and LossSteps are the training losses summed since the last
+	// metrics line and their count, so that a resumed run's next line
+	// has the mean an uninterrupted run would log (0: none pending).
+	LossSum   float64 `json:"loss_sum,omitempty"`
+	LossSteps int     `json:"loss_steps,omitempty"`
 }
 
 func tensorsOf(p *models.Params, prefix string, vals [][]float32) ([]safetensors.Tensor, error) {
@@ -78,24 +82,19 @@ func safetensorsFill(ts []safetensors.Tensor, meta map[string]string) func(io.Wr
 	return func(w io.Writer) error { return safetensors.Write(w, ts, meta) }
 }
 
-func jsonFill(v any) func(io.Writer) error {
-	return func(w io.Writer) error {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	}
-}
-
 // saveCheckpoint commits weights, moments and state as one checkpoint
 // (see commitCheckpoint), plus best.safetensors when best is set. Each
 // safetensors file records its step in __metadata__, which --resume checks
-// against state.json.
-func saveCheckpoint(dir string, p *models.Params, opt *Adam, st State, best bool) error {
-	meta := map[string]string{"step": strconv.Itoa(st.Step)}
-	files := map[string]func(io.Writer) error{StateFile: jsonFill(st)}
+// against state.json, and the digests of the files the checkpoint goes
+// with (dg and state.json's), which --resume checks against those files.
+func saveCheckpoint(dir string, p *models.Params, opt *Adam, st State, best bool, dg digests) error {
+	sb, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	sb = append(sb, '\n')
+	meta := dg.metadata(st.Step, sb)
+	files := map[string]func(io.Writer) error{StateFile: bytesFill(sb)}
 	w, err := tensorsOf(p, "", paramData(p))
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", dir, err)
@@ -192,22 +191,28 @@ func loadOptim(path string, p *models.Params, opt *Adam) error {
 }
 
 func readJSONStrict(path string, v any) error {
+	_, err := readJSONBytes(path, v)
+	return err
+}
+
+// readJSONBytes is readJSONStrict that also returns the file's bytes.
+func readJSONBytes(path string, v any) ([]byte, error) {
 	b, err := data.ReadFileLimit(path, data.ConfigFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: empty file", path)
+			return nil, fmt.Errorf("%s: empty file", path)
 		}
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: data after the JSON object", path)
+		return nil, fmt.Errorf("%s: data after the JSON object", path)
 	}
-	return nil
+	return b, nil
 }
 
 // Run is a trained model loaded from a run folder.

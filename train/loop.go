@@ -54,6 +54,9 @@ type Options struct {
 	// CheckpointEvery, when > 0, adds a checkpoint whenever that much time
 	// has passed since the last one, between the --eval-every ones.
 	CheckpointEvery time.Duration
+	// Lock is the caller's hold on Dir (LockRun), taken before it read
+	// anything there; nil: Train takes it for the call.
+	Lock *RunLock
 	// Backend is where package engine's executor trains and evaluates
 	// (weights, gradients and Adam moments stay there between
 	// checkpoints); nil is the CPU. A run-time choice: it is not saved in
@@ -173,6 +176,15 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if len(o.Train) == 0 {
 		return nil, errors.New("training data is empty")
 	}
+	if o.Lock == nil {
+		l, err := LockRun(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		defer l.Unlock()
+	} else if !sameDir(o.Lock.Dir(), o.Dir) {
+		return nil, fmt.Errorf("train: the lock held is %s's, not %s's", o.Lock.Dir(), o.Dir)
+	}
 	// Everything is read and checked before the first write to the run
 	// folder, so bad input never costs the user what the folder held.
 	var st State
@@ -215,6 +227,14 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	var dg digests // what each checkpoint records besides its state
+	var err error
+	if dg.config, err = configDigest(cfg); err != nil {
+		return nil, err
+	}
+	if o.Resume {
+		dg.vocab, dg.data = rp.vocabDigest, rp.dataDigest
 	}
 	// The model comes before the data is encoded: a pretrained model's
 	// vocabulary read back from a run gets its tokenizer here.
@@ -292,7 +312,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if err := prepareDir(o.Dir, o.Force); err != nil {
 			return nil, err
 		}
-		if err := writeStart(o.Dir, &cfg, vocab, o.Data, p, opt, initialised); err != nil {
+		if err := writeStart(o.Dir, &cfg, vocab, o.Data, p, opt, initialised, &dg); err != nil {
 			return nil, err
 		}
 	}
@@ -325,8 +345,10 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		bar.SetInterval(progressInterval)
 	}
 	ep := &epochs{ex: trainEx, cfg: &cfg}
-	var sumLoss, sumTok float64
-	var nLoss int
+	// The losses since the last metrics line; a checkpoint saves them, so
+	// a resumed run's next line has the uninterrupted run's mean.
+	sumLoss, nLoss := st.LossSum, st.LossSteps
+	var sumTok float64
 	tick := time.Now()
 	lastGood := "none (no checkpoint written yet)"
 	saved, savedAt := st.Step, time.Now() // the last checkpoint
@@ -338,7 +360,8 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			return fmt.Errorf("step %d: checkpoint: %s: %w", step, device, err)
 		}
 		st.Step, st.AdamT = step, opt.T
-		if err := saveCheckpoint(o.Dir, p, opt, st, best); err != nil {
+		st.LossSum, st.LossSteps = sumLoss, nLoss
+		if err := saveCheckpoint(o.Dir, p, opt, st, best, dg); err != nil {
 			return err
 		}
 		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), step)
@@ -522,8 +545,9 @@ func unknownExample(v *models.Vocab, recs []data.Record) string {
 // writeStart writes vocab.json, data.json and, when the start weights are
 // not the seed's (fine-tuning, a pretrained encoder), a step-0 checkpoint
 // to resume from; config.json comes last, so a folder with config.json
-// holds everything a resume needs.
-func writeStart(dir string, cfg *Config, v *models.Vocab, files []DataFile, p *models.Params, opt *Adam, initialised bool) error {
+// holds everything a resume needs. It fills in dg's vocabulary and data
+// digests (dg.config is set).
+func writeStart(dir string, cfg *Config, v *models.Vocab, files []DataFile, p *models.Params, opt *Adam, initialised bool, dg *digests) error {
 	cb, err := cfg.Marshal()
 	if err != nil {
 		return err
@@ -535,13 +559,19 @@ func writeStart(dir string, cfg *Config, v *models.Vocab, files []DataFile, p *m
 	if err := replaceSynced(filepath.Join(dir, VocabFile), bytesFill(vb)); err != nil {
 		return err
 	}
+	dg.vocab = sha256Hex(vb)
 	if files != nil {
-		if err := writeData(dir, files); err != nil {
+		db, err := dataJSON(files)
+		if err != nil {
 			return err
 		}
+		if err := replaceSynced(filepath.Join(dir, DataFileName), bytesFill(db)); err != nil {
+			return err
+		}
+		dg.data = sha256Hex(db)
 	}
 	if initialised {
-		if err := saveCheckpoint(dir, p, opt, State{}, false); err != nil {
+		if err := saveCheckpoint(dir, p, opt, State{}, false, *dg); err != nil {
 			return err
 		}
 	}

@@ -103,6 +103,9 @@ type FinetuneOptions struct {
 	Backend engine.Backend
 	// Provenance, when set, starts the new run's provenance.jsonl.
 	Provenance *provenance.Record
+	// Lock is the caller's hold on Out (see Options.Lock); nil: Finetune
+	// takes it for the call.
+	Lock *RunLock
 }
 
 // Finetune trains a copy of base on recs, all in one batch, and writes a
@@ -123,5 +126,5 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 	}
 	cfg.BucketWidth = models.RoundUp(min(longest, max(cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)), 8)
 	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
-		InitWeights: base.weights, Progress: o.Progress, LogEvery: 1, Backend: o.Backend, Provenance: o.Provenance})
+		InitWeights: base.weights, Progress: o.Progress, LogEvery: 1, Backend: o.Backend, Provenance: o.Provenance, Lock: o.Lock})
 }

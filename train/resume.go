@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"compbench/data"
 	"compbench/models"
 	"compbench/provenance"
 	"compbench/safetensors"
@@ -35,6 +36,10 @@ func (s *State) Validate() error {
 		return fmt.Errorf("best_em %v outside [0, 1]", s.BestEM)
 	case !(s.BestLoss >= 0) || math.IsInf(s.BestLoss, 1):
 		return fmt.Errorf("best_loss %v is not a finite loss", s.BestLoss)
+	case s.LossSteps < 0 || s.LossSteps > s.Step:
+		return fmt.Errorf("loss_steps %d outside [0, step %d]", s.LossSteps, s.Step)
+	case !(s.LossSum >= 0) || math.IsInf(s.LossSum, 1) || (s.LossSteps == 0 && s.LossSum != 0):
+		return fmt.Errorf("loss_sum %v is not a finite sum of %d losses", s.LossSum, s.LossSteps)
 	}
 	return nil
 }
@@ -98,6 +103,9 @@ type resumePoint struct {
 	changes []Change
 	// config is config.json's new bytes when changes is not empty.
 	config []byte
+	// vocabDigest and dataDigest are the SHA-256 of vocab.json and of
+	// data.json as the resumed run leaves them ("": no data.json).
+	vocabDigest, dataDigest string
 }
 
 // ResumableKeys are the config keys a resume may change (the flags
@@ -175,8 +183,9 @@ func flatConfig(c Config) (map[string]string, error) {
 }
 
 // readResume reads and checks everything resuming dir needs: config.json
-// against cfg (whose vocabulary sizes it fills in), vocab.json, state.json
-// and the step recorded in each checkpoint file. It writes nothing.
+// against cfg (whose vocabulary sizes it fills in), vocab.json, data.json,
+// state.json, the step recorded in each checkpoint file and the digests
+// recorded in model.safetensors. It writes nothing.
 func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 	cfgPath := filepath.Join(dir, ConfigFile)
 	if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
@@ -205,22 +214,25 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	v, err := models.ReadVocab(filepath.Join(dir, VocabFile))
+	vocabPath := filepath.Join(dir, VocabFile)
+	v, err := models.ReadVocab(vocabPath)
 	if err != nil {
 		return nil, err
 	}
 	if len(v.Source) != saved.Model.SrcVocab || len(v.Target) != saved.Model.TgtVocab {
-		return nil, fmt.Errorf("%s has %d/%d tokens, %s says %d/%d", filepath.Join(dir, VocabFile),
+		return nil, fmt.Errorf("%s has %d/%d tokens, %s says %d/%d", vocabPath,
 			len(v.Source), len(v.Target), cfgPath, saved.Model.SrcVocab, saved.Model.TgtVocab)
 	}
 	rp := &resumePoint{vocab: v, changes: changes}
+	vb, err := data.ReadFileLimit(vocabPath, data.VocabFile)
+	if err != nil {
+		return nil, err
+	}
+	rp.vocabDigest = sha256Hex(vb)
 	if len(changes) > 0 {
 		if rp.config, err = cfg.Marshal(); err != nil {
 			return nil, err
 		}
-	}
-	if err := checkData(dir, o, rp); err != nil {
-		return nil, err
 	}
 	statePath := checkpointPath(dir, StateFile)
 	modelPath, optimPath, bestPath := checkpointPath(dir, ModelFile), checkpointPath(dir, OptimFile), checkpointPath(dir, BestFile)
@@ -231,9 +243,10 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 				return nil, fmt.Errorf("%w: %s exists but %s does not", ErrInconsistent, p, statePath)
 			}
 		}
-		return rp, nil
+		return rp, checkData(dir, o, rp, nil)
 	}
-	if err := readJSONStrict(statePath, &rp.state); err != nil {
+	sb, err := readJSONBytes(statePath, &rp.state)
+	if err != nil {
 		return nil, err
 	}
 	st := &rp.state
@@ -253,64 +266,124 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 			step int
 		}{bestPath, st.BestStep})
 	}
-	for _, w := range want {
-		got, err := fileStep(w.path)
+	var meta map[string]string
+	for i, w := range want {
+		got, m, err := fileMeta(w.path)
 		if err != nil {
 			return nil, err
 		}
 		if got != w.step {
 			return nil, fmt.Errorf("%w: %s holds step %d, %s says %d", ErrInconsistent, w.path, got, statePath, w.step)
 		}
+		if i == 0 {
+			meta = m
+		}
+	}
+	if _, ok := meta[metaConfig]; !ok {
+		// Written before checkpoints recorded digests: nothing to
+		// compare with until this run's next checkpoint.
+		o.Progress.Notef("warning: %s records no digests (an older compbench wrote it): edits of %s, %s, %s and %s cannot be detected",
+			modelPath, ConfigFile, VocabFile, DataFileName, StateFile)
+		meta = nil
+	}
+	if err := checkData(dir, o, rp, meta); err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		cd, err := configDigest(saved)
+		if err != nil {
+			return nil, err
+		}
+		err = checkDigests(modelPath, st.Step, []digestCheck{
+			{cfgPath, cd, meta[metaConfig], "a resume changes settings only through --" + strings.Join(resumableFlagNames(), ", --") + "; put the file back, or start a new run"},
+			{vocabPath, rp.vocabDigest, meta[metaVocab], "put the file back: a run's vocabulary cannot change"},
+			{statePath, sha256Hex(sb), meta[metaState], "put the file back: only a checkpoint writes it"},
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	rp.model, rp.optim = modelPath, optimPath
 	return rp, nil
 }
 
-// checkData compares the data's fingerprints with the run's data.json.
-func checkData(dir string, o *Options, rp *resumePoint) error {
-	if o.Data == nil {
-		return nil
+// resumableFlagNames are the command-line flags of ResumableKeys.
+func resumableFlagNames() []string {
+	out := make([]string, len(ResumableKeys))
+	for i, k := range ResumableKeys {
+		out[i] = strings.ReplaceAll(k, "_", "-")
 	}
+	return out
+}
+
+// checkData compares the data's fingerprints with the run's data.json,
+// and data.json with the digest its checkpoint recorded (meta; nil: none
+// to compare with). It sets what the resumed run records: rp.data when
+// data.json is to be written anew, and rp.dataDigest.
+func checkData(dir string, o *Options, rp *resumePoint, meta map[string]string) error {
 	p := filepath.Join(dir, DataFileName)
 	var saved dataFiles
-	if err := readJSONStrict(p, &saved); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// A run from before data.json: nothing to compare with.
-			rp.data = o.Data
-			return nil
-		}
+	b, err := readJSONBytes(p, &saved)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
 		return err
+	}
+	if !missing {
+		rp.dataDigest = sha256Hex(b)
+	}
+	if o.Data == nil {
+		// The caller does not fingerprint its data (fine-tuning): keep
+		// data.json as it is.
+		return nil
+	}
+	// record warns of a change --allow-data-change allowed and records
+	// the data given in a new data.json.
+	record := func(format string, args ...any) error {
+		o.Progress.Notef("warning: "+format+"; the run will not match an uninterrupted one", args...)
+		b, err := dataJSON(o.Data)
+		rp.data, rp.dataDigest = o.Data, sha256Hex(b)
+		return err
+	}
+	switch {
+	case missing && !o.AllowDataChange:
+		return fmt.Errorf("%s is missing, so the data cannot be checked: put it back, or pass --allow-data-change to resume on the data given (recorded in a new %s)", p, DataFileName)
+	case missing:
+		return record("%s is missing: the data given is recorded in a new one", p)
+	case meta != nil && rp.dataDigest != meta[metaData] && !o.AllowDataChange:
+		return checkDigests(checkpointPath(dir, ModelFile), rp.state.Step, []digestCheck{{p, rp.dataDigest, meta[metaData],
+			"put the file back, or pass --allow-data-change to resume on the data given (recorded anew)"}})
+	case meta != nil && rp.dataDigest != meta[metaData]:
+		return record("%s changed since the last checkpoint: the data given is recorded anew", p)
 	}
 	if d := dataChange(saved.Files, o.Data); d != "" {
 		if !o.AllowDataChange {
 			return fmt.Errorf("the data changed: %s; pass --allow-data-change to resume on it anyway", d)
 		}
-		o.Progress.Notef("warning: the data changed: %s; the run will not match an uninterrupted one", d)
-		rp.data = o.Data
+		return record("the data changed: %s", d)
 	}
 	return nil
 }
 
-// fileStep is the step recorded in a checkpoint file's metadata; only its
-// header is read.
-func fileStep(path string) (int, error) {
+// fileMeta is the step recorded in a checkpoint file's metadata, and the
+// metadata; only its header is read.
+func fileMeta(path string) (int, map[string]string, error) {
 	r, err := safetensors.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return 0, fmt.Errorf("%w: %w", ErrInconsistent, err)
+			return 0, nil, fmt.Errorf("%w: %w", ErrInconsistent, err)
 		}
-		return 0, fmt.Errorf("corrupt checkpoint: %w", err)
+		return 0, nil, fmt.Errorf("corrupt checkpoint: %w", err)
 	}
 	defer r.Close()
-	s, ok := r.Metadata["step"]
+	s, ok := r.Metadata[metaStep]
 	if !ok {
-		return 0, fmt.Errorf("%w: %s records no step in its metadata", ErrInconsistent, path)
+		return 0, nil, fmt.Errorf("%w: %s records no step in its metadata", ErrInconsistent, path)
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w: %s records step %q", ErrInconsistent, path, s)
+		return 0, nil, fmt.Errorf("%w: %s records step %q", ErrInconsistent, path, s)
 	}
-	return n, nil
+	return n, r.Metadata, nil
 }
 
 func exists(path string) bool {
@@ -318,7 +391,17 @@ func exists(path string) bool {
 	return err == nil
 }
 
+// dataJSON is data.json's bytes for files.
+func dataJSON(files []DataFile) ([]byte, error) {
+	b, err := json.MarshalIndent(dataFiles{Files: files}, "", "  ")
+	return append(b, '\n'), err
+}
+
 // writeData records the data's fingerprints in dir.
 func writeData(dir string, files []DataFile) error {
-	return replaceSynced(filepath.Join(dir, DataFileName), jsonFill(dataFiles{Files: files}))
+	b, err := dataJSON(files)
+	if err != nil {
+		return err
+	}
+	return replaceSynced(filepath.Join(dir, DataFileName), bytesFill(b))
 }

@@ -315,10 +315,10 @@ func TestResumeDataChange(t *testing.T) {
 	}
 	for _, k := range cases {
 		t.Run(k.name, func(t *testing.T) {
-			cfg, run := stoppedRun(t)
-			if err := writeData(run, []DataFile{fp("train", a), fp("dev", b)}); err != nil {
-				t.Fatal(err)
-			}
+			cfg := tinyConfig("transformer")
+			cfg.Steps, cfg.EvalEvery = 4, 2
+			run := t.TempDir()
+			train(t, cfg, Options{Dir: run, Data: []DataFile{fp("train", a), fp("dev", b)}})
 			cfg.Steps = 6
 			before := snapshot(t, run)
 			_, err := Train(context.Background(), cfg, Options{Dir: run, Train: tinyData(), Dev: tinyData(), Resume: true,

@@ -44,6 +44,11 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 		return err
 	}
 	blas.Use()
+	lock, err := train.LockRun(*out)
+	if err != nil {
+		return fmt.Errorf("finetune: %w", err)
+	}
+	defer lock.Unlock()
 	base, err := train.OpenRun(*runDir, true)
 	if err != nil {
 		return err
@@ -72,7 +77,7 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	if err != nil {
 		return err
 	}
-	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Progress: progress.To(stderr), Backend: be, Provenance: prov})
+	res, err := train.Finetune(ctx, base, recs, train.FinetuneOptions{Steps: *steps, LR: *lr, Out: *out, Force: *force, Progress: progress.To(stderr), Backend: be, Provenance: prov, Lock: lock})
 	if err != nil {
 		return err
 	}

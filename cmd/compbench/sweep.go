@@ -14,6 +14,7 @@ import (
 	"compbench/data"
 	"compbench/progress"
 	"compbench/sweep"
+	"compbench/train"
 )
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,7 +26,8 @@ folder OUT/cells/NAME made by compbench gen, train, predict, finetune and eval
 run as subprocesses. A finished cell (result.json) is skipped and a started
 one resumes from its last checkpoint, so the same command continues a
 stopped sweep. A failed cell leaves error.txt and the others go on; the exit
-status is 1 when any failed. "compbench report OUT" tabulates the results.
+status is 1 when any failed. A cell another process runs (its folder's lock
+held) is skipped, not failed. "compbench report OUT" tabulates the results.
 
 --local runs the cells here, at most --jobs at once. --slurm writes
 OUT/sweep.sbatch, a job array with one task per unfinished cell, and submits
@@ -113,7 +115,14 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 			fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
 			return nil
 		}
-		if err := r.run(ctx, c); err != nil {
+		err := r.run(ctx, c)
+		var busy *train.BusyError
+		if errors.As(err, &busy) {
+			// Not a failure: the holder runs the cell.
+			fmt.Fprintf(stderr, "sweep: cell %s skipped: %v\n", c.Name, busy)
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
 		}
 		return nil
@@ -133,6 +142,11 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 		return fmt.Errorf("sweep: stopped with %d of %d cells done; run the same command again to continue", n.Done, n.Total)
 	case n.Failed > 0:
 		return fmt.Errorf("sweep: %d of %d cells failed (see %s)", n.Failed, n.Total, filepath.Join(*out, sweep.CellsDir, "*", sweep.ErrorFile))
+	case n.Busy > 0:
+		// Not a failure either: the cells are being run, elsewhere.
+		fmt.Fprintf(stdout, "sweep: %d of %d cells finished; %d are held by other processes (named above), which run them: compbench sweep --status %s follows them\n",
+			n.Done, n.Total, n.Busy, *out)
+		return nil
 	}
 	fmt.Fprintf(stdout, "sweep: %d cells finished in %s; compbench report %s tabulates them\n", n.Total, *out, *out)
 	return nil
@@ -210,8 +224,12 @@ func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl swe
 	return nil
 }
 
-// sweepStatus prints each cell's state from its folder and, where Slurm
-// still knows the array task, squeue's state.
+// running is --status's state of a cell whose lock a process holds.
+const running sweep.State = "running"
+
+// sweepStatus prints each cell's state from its folder (running when a
+// process holds its lock) and, where Slurm still knows the array task,
+// squeue's state.
 func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
 	spec, err := sweep.LoadRecorded(out)
 	if err != nil {
@@ -223,17 +241,22 @@ func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
 	counts := map[sweep.State]int{}
 	for _, c := range spec.Cells() {
 		st := sweep.StateOf(c.Dir(out))
+		shown := string(st)
+		if h, held := train.LockHolder(c.Dir(out)); held && st != sweep.Finished {
+			// A process holds the cell: it runs, whatever its files say.
+			st, shown = running, fmt.Sprintf("%s (%s)", running, h)
+		}
 		counts[st]++
 		slurm := q[c.Index]
 		if slurm == "" {
 			slurm = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, st, slurm)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, shown, slurm)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%d finished, %d started, %d failed, %d pending\n",
-		counts[sweep.Finished], counts[sweep.Started], counts[sweep.Failed], counts[sweep.Pending])
+	_, err = fmt.Fprintf(stdout, "%d finished, %d running, %d started, %d failed, %d pending\n",
+		counts[sweep.Finished], counts[running], counts[sweep.Started], counts[sweep.Failed], counts[sweep.Pending])
 	return err
 }

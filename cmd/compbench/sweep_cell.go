@@ -40,30 +40,34 @@ type cellRunner struct {
 	out  string
 	// self is the compbench binary.
 	self string
+	// lock is the cell folder's lock while one cell runs (see run).
+	lock *train.RunLock
 }
 
 // cellFiles are a cell's data files.
 type cellFiles struct{ train, dev, test, finetune, split string }
 
 // run runs cell c's stages that are not done yet, then writes result.json.
-// A failure is recorded in the cell's error.txt with its log's tail.
+// A failure is recorded in the cell's error.txt with its log's tail. A
+// cell another process holds is left to it: the error is a
+// *train.BusyError, and no error.txt is written.
 func (r *cellRunner) run(ctx context.Context, c sweep.Cell) error {
 	dir := c.Dir(r.out)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cell %s: %w", c.Name, err)
-	}
-	// One process per cell: a second sweep on the same OUT (or a
-	// resubmission while the first array still runs) must not train the
-	// same run twice at once.
-	lock, err := os.OpenFile(filepath.Join(dir, ".sweep.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	// The cell folder is a run folder: one writer at a time, whether a
+	// second sweep on the same OUT, a resubmitted array task or a manual
+	// train --resume. The stages run under this lock (stage passes it
+	// down), so it is held for the cell's whole pipeline.
+	lock, err := train.LockRun(dir)
 	if err != nil {
 		return fmt.Errorf("cell %s: %w", c.Name, err)
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("cell %s is being run by another process (%s is locked)", c.Name, lock.Name())
+	defer lock.Unlock()
+	if sweep.StateOf(dir) == sweep.Finished {
+		return nil // finished by another process since the sweep looked
 	}
-	err = r.stages(ctx, c, dir)
+	one := *r
+	one.lock = lock
+	err = one.stages(ctx, c, dir)
 	if err != nil && ctx.Err() == nil {
 		msg := err.Error() + "\n\n" + tail(filepath.Join(dir, sweep.LogFile), 40)
 		if werr := writeAtomic(filepath.Join(dir, sweep.ErrorFile), []byte(msg)); werr != nil {
@@ -292,6 +296,12 @@ func (r *cellRunner) stage(ctx context.Context, dir string, args ...string) ([]b
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, r.self, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, logf
+	if r.lock != nil {
+		// The cell's lock, inherited as descriptor 3: train (and any
+		// stage writing the cell's run folder) works under it.
+		cmd.ExtraFiles = []*os.File{r.lock.File()}
+		cmd.Env = append(os.Environ(), train.LockFDEnv+"=3")
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
 	if err := cmd.Run(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"compbench/sweep"
+	"compbench/train"
 )
 
 // tinySweep is a sweep file over datasets (each name: its train file) of
@@ -254,29 +255,33 @@ func TestSweepDryRun(t *testing.T) {
 	}
 }
 
-// TestSweepCellLock: a cell another process is running (its lock held) is
-// refused, not run twice at once.
+// TestSweepCellLock: a cell whose run-folder lock another holder has is
+// skipped, not run twice at once and not failed: sweep --cell says who
+// holds it and exits with status 0, and --status shows it running.
 func TestSweepCellLock(t *testing.T) {
 	dir := t.TempDir()
 	spec := tinySweep(t, dir, map[string]string{"d": tinyData(t)}, []string{"transformer"}, "1", 2, 0)
 	out := filepath.Join(dir, "out")
 	cell := filepath.Join(out, sweep.CellsDir, "d.transformer.seed1")
-	if err := os.MkdirAll(cell, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(cell, ".sweep.lock"))
+	lock, err := train.LockRun(cell)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	defer lock.Unlock()
+	var stderr bytes.Buffer
+	err = run(context.Background(), []string{"sweep", "--file", spec, "--out", out, "--cell", "d.transformer.seed1"}, &bytes.Buffer{}, &stderr)
+	want := fmt.Sprintf("sweep: cell d.transformer.seed1 skipped: run folder %s is in use by PID %d", cell, os.Getpid())
+	if err != nil || !strings.Contains(stderr.String(), want) {
+		t.Errorf("sweep --cell on a held cell: %v, stderr %q; want success and %q", err, stderr.String(), want)
+	}
+	if exists(filepath.Join(cell, sweep.ErrorFile)) || exists(filepath.Join(cell, sweep.CellFile)) {
+		t.Error("a held cell was written to")
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"sweep", "--status", out}, &stdout, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	err = run(context.Background(), []string{"sweep", "--file", spec, "--out", out, "--cell", "d.transformer.seed1"}, &bytes.Buffer{}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "being run by another process") {
-		t.Errorf("sweep --cell on a locked cell: %v", err)
-	}
-	if exists(filepath.Join(cell, sweep.ErrorFile)) {
-		t.Error("a locked cell got error.txt")
+	if want := fmt.Sprintf("running (PID %d", os.Getpid()); !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "0 finished, 1 running,") {
+		t.Errorf("--status:\n%s\nwant the cell %s", stdout.String(), want)
 	}
 }

@@ -362,6 +362,13 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 		return err
 	}
 	blas.Use()
+	// Held before the run's files are read: a second writer is refused
+	// here, before it reads or writes anything.
+	lock, err := train.LockRun(*out)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	defer lock.Unlock()
 	cfg, err := tf.baseConfig(fs, *out, *resume)
 	if err != nil {
 		return err
@@ -390,7 +397,7 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 		}
 	}
 	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Progress: progress.To(stderr), AllowDataChange: *allowData,
-		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute))}
+		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute)), Lock: lock}
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,25 @@ func TestTrainResumeChecks(t *testing.T) {
 	}
 	os.WriteFile(other, append(b, []byte(`{"id":"7","input":"look","output":"LOOK"}`+"\n")...), 0o644)
 	tiny := []string{"--layers", "1", "--heads", "2", "--dim", "16", "--mlp", "32", "--batch", "4", "--eval-every", "2"}
+	// edit replaces the matches of pattern in the run's file name; an
+	// empty repl swaps "JUMP" and "RUN". (An edit that matched nothing
+	// shows as a resume accepted.)
+	edit := func(name, pattern, repl string) func(run string) {
+		return func(run string) {
+			p := filepath.Join(run, name)
+			b, _ := os.ReadFile(p)
+			out := regexp.MustCompile(pattern).ReplaceAllStringFunc(string(b), func(m string) string {
+				switch {
+				case repl != "":
+					return repl
+				case m == `"JUMP"`:
+					return `"RUN"`
+				}
+				return `"JUMP"`
+			})
+			os.WriteFile(p, []byte(out), 0o644)
+		}
+	}
 	cases := []struct {
 		name      string
 		corrupt   func(run string) // breaks the stopped run before resuming
@@ -49,6 +69,24 @@ func TestTrainResumeChecks(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, []byte(strings.Replace(string(b), `"layers": 1`, `"layers": -1`, 1)), 0o644)
 		}, []string{"--train", data, "--steps", "6", "--resume"}, 1, "config.json: model: layers -1 < 1", true},
+		// Hand edits that every other check lets through: the digests
+		// the checkpoint recorded refuse them, naming the file.
+		{"config.json lr edited", edit("config.json", `"lr": [0-9.e-]+`, `"lr": 0.02`), []string{"--train", data, "--steps", "6", "--resume"},
+			1, "config.json changed since the checkpoint of step 4", true},
+		{"config.json seed edited", edit("config.json", `"seed": 1`, `"seed": 2`), []string{"--train", data, "--steps", "6", "--resume"},
+			1, "config.json changed since the checkpoint of step 4", true},
+		{"config.json max_tgt_len edited", edit("config.json", `"max_tgt_len": \d+`, `"max_tgt_len": 12`), []string{"--train", data, "--steps", "6", "--resume"},
+			1, "config.json changed since the checkpoint of step 4", true},
+		{"vocab.json tokens swapped", edit("vocab.json", `"(JUMP|RUN)"`, ""), []string{"--train", data, "--steps", "6", "--resume"},
+			1, "vocab.json changed since the checkpoint of step 4", true},
+		{"state.json adam_t edited", edit("state.json", `"adam_t": 4`, `"adam_t": 3`), []string{"--train", data, "--steps", "6", "--resume"},
+			1, "state.json changed since the checkpoint of step 4", true},
+		{"state.json best_em edited", edit("state.json", `"best_em": 0,`, `"best_em": 0.5,`), []string{"--train", data, "--steps", "6", "--resume"},
+			1, "state.json changed since the checkpoint of step 4", true},
+		{"data.json missing", func(run string) { os.Remove(filepath.Join(run, "data.json")) }, []string{"--train", data, "--steps", "6", "--resume"},
+			1, "data.json is missing, so the data cannot be checked: put it back, or pass --allow-data-change", true},
+		{"data.json missing allowed", func(run string) { os.Remove(filepath.Join(run, "data.json")) }, []string{"--train", other, "--steps", "6", "--resume", "--allow-data-change"},
+			0, "data.json is missing: the data given is recorded in a new one", false},
 		{"inconsistent", func(run string) {
 			// A valid state of step 2 beside the step-4 weights.
 			os.WriteFile(filepath.Join(run, "state.json"), []byte(`{"step": 2, "adam_t": 2, "best_step": 2, "best_em": 0, "best_loss": 0}`), 0o644)
