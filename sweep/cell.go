@@ -107,6 +107,10 @@ type Result struct {
 	// exact match after fine-tuning (nil without fine-tuning).
 	TestEM    float64  `json:"test_em"`
 	FewShotEM *float64 `json:"few_shot_em,omitempty"`
+	// ByCategory is zero-shot exact match per case of a test set whose
+	// records all carry a category (COGS's gen.tsv; eval --by category),
+	// nil otherwise.
+	ByCategory *eval.Breakdown `json:"by_category,omitempty"`
 	// TestExec and FewShotExec are RobustFill's execution accuracy (nil
 	// unless the sweep sets execute).
 	TestExec    *float64 `json:"test_exec,omitempty"`

@@ -265,6 +265,17 @@ func (r *cellRunner) predictEval(ctx context.Context, runDir, test string) error
 			continue
 		}
 		args := append([]string{"eval", "--gold", test, "--pred", preds, "--json", "--force"}, e.extra...)
+		if e.extra == nil {
+			// Test sets whose records name their case (COGS's gen.tsv)
+			// are scored per case too, for report's per-case table.
+			cat, err := categorized(test)
+			if err != nil {
+				return err
+			}
+			if cat {
+				args = append(args, "--by", "category")
+			}
+		}
 		if r.spec.Easiness && e.extra == nil && filepath.Base(runDir) != sweep.FinetuneDir {
 			args = append(args, "--per-example", filepath.Join(runDir, sweep.ExamplesFile))
 		}
@@ -329,9 +340,11 @@ func (r *cellRunner) result(c sweep.Cell, dir string, f cellFiles) (*sweep.Resul
 	}
 	res.TrainLoss = lastLoss(filepath.Join(dir, train.MetricsFile))
 	res.TrainSeconds = readSeconds(filepath.Join(dir, trainSecondsFile))
-	if res.TestEM, err = readAccuracy(filepath.Join(dir, sweep.TestEval)); err != nil {
+	sum, err := readSummary(filepath.Join(dir, sweep.TestEval))
+	if err != nil {
 		return nil, err
 	}
+	res.TestEM, res.ByCategory = sum.Accuracy, sum.ByCategory
 	if r.spec.Execute {
 		v, err := readAccuracy(filepath.Join(dir, "test.exec.json"))
 		if err != nil {
@@ -376,15 +389,39 @@ func (r *cellRunner) result(c sweep.Cell, dir string, f cellFiles) (*sweep.Resul
 }
 
 func readAccuracy(path string) (float64, error) {
-	b, err := data.ReadFileLimit(path, data.ConfigFile)
+	s, err := readSummary(path)
 	if err != nil {
 		return 0, err
 	}
+	return s.Accuracy, nil
+}
+
+// readSummary reads compbench eval --json's summary.
+func readSummary(path string) (*eval.Summary, error) {
+	b, err := data.ReadFileLimit(path, data.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
 	var s eval.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s.Accuracy, nil
+	return &s, nil
+}
+
+// categorized reports whether every record of the test file names its
+// category (and there is at least one).
+func categorized(path string) (bool, error) {
+	recs, err := data.ReadRecords(path)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range recs {
+		if r.Category == "" {
+			return false, nil
+		}
+	}
+	return len(recs) > 0, nil
 }
 
 // lastLoss is the training loss of metrics.jsonl's last training line.
