@@ -17,17 +17,22 @@ const CUDABuilt = true
 // wait for them.
 type CUDA struct {
 	// Dev is the open device.
-	Dev *kernels.Device
-	ord int
+	Dev  *kernels.Device
+	ord  int
+	gemm kernels.GemmChoice
 }
 
+// openCUDA opens GPU ordinal with the product kernel that COMPBENCH_GEMM
+// asks for (kernels.ChooseGemm: auto is cuBLAS where it loads, else
+// compbench's kernel); a mode that cannot run fails here.
 func openCUDA(ordinal int) (Backend, error) {
-	mode, err := kernels.ParseGemmMode(os.Getenv("COMPBENCH_GEMM"))
+	env := os.Getenv("COMPBENCH_GEMM")
+	mode, err := kernels.ParseGemmMode(env)
 	if err != nil {
 		return nil, fmt.Errorf("COMPBENCH_GEMM: %w", err)
 	}
 	if mode == kernels.GemmCublas {
-		// Fail at open, not at the first product.
+		// Before the device: the missing library is the whole story.
 		if _, err := kernels.LoadCublas(); err != nil {
 			return nil, fmt.Errorf("COMPBENCH_GEMM=cublas: %w", err)
 		}
@@ -36,9 +41,30 @@ func openCUDA(ordinal int) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda:%d: %w", ordinal, err)
 	}
-	d.GemmKind = mode
-	return &CUDA{Dev: d, ord: ordinal}, nil
+	choice, err := kernels.ChooseGemm(mode, d.TensorCores(), kernels.LoadCublas)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("cuda:%d: COMPBENCH_GEMM=%s: %w", ordinal, mode, err)
+	}
+	d.GemmKind = choice.Mode
+	return &CUDA{Dev: d, ord: ordinal, gemm: choice}, nil
 }
+
+// DeviceMemory returns GPU d's free and total memory in bytes, queried
+// without opening a backend.
+func DeviceMemory(d Device) (free, total int64, err error) {
+	if !d.CUDA {
+		return 0, 0, fmt.Errorf("%s is not a GPU", d)
+	}
+	free, total, err = kernels.MemInfo(d.Ordinal)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", d, err)
+	}
+	return free, total, nil
+}
+
+// GemmChoice is the product kernel the backend runs and why.
+func (c *CUDA) GemmChoice() kernels.GemmChoice { return c.gemm }
 
 // Close releases the device.
 func (c *CUDA) Close() error { return c.Dev.Close() }

@@ -71,8 +71,9 @@ func setGemm(t testing.TB, be engine.Backend, mode kernels.GemmMode) {
 	if mode == kernels.GemmTF32 && !c.Dev.TensorCores() {
 		t.Skipf("%v has no TF32 tensor cores", c.Dev)
 	}
+	was := c.Dev.GemmKind // the kernel engine.Open chose
 	c.Dev.GemmKind = mode
-	t.Cleanup(func() { c.Dev.GemmKind = kernels.GemmAuto })
+	t.Cleanup(func() { c.Dev.GemmKind = was })
 }
 
 // TestGPUTrainStepMatchesTapeMachine checks the engine and kernels with FP32

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"compbench/kernels"
 )
 
 // BuildTag is the build tag of the CUDA backend. It is not "cuda": that
@@ -59,4 +61,28 @@ func Open(d Device) (Backend, error) {
 		return &CPU{BLAS: true}, nil
 	}
 	return openCUDA(d.Ordinal)
+}
+
+// gemmChooser is a backend with a choice of product kernel (CUDA).
+type gemmChooser interface{ GemmChoice() kernels.GemmChoice }
+
+// Describe is be's name and, on a GPU, its product kernel and why that one
+// ("cuda:0 NVIDIA H100 (sm_90), GEMM cuBLAS libcublas.so.12 12.4.5
+// (auto)"): what a command prints once at start and a run's
+// provenance.jsonl records.
+func Describe(be Backend) string {
+	if g, ok := be.(gemmChooser); ok {
+		return fmt.Sprintf("%s, GEMM %s", be.Name(), g.GemmChoice())
+	}
+	return be.Name()
+}
+
+// GemmName is the product kernel of be for run records ("cublas", "tf32"
+// or "fp32"; kernels.ChooseGemm), or "" for a backend without that choice
+// (the CPU's products are BLAS).
+func GemmName(be Backend) string {
+	if g, ok := be.(gemmChooser); ok {
+		return g.GemmChoice().Mode.String()
+	}
+	return ""
 }

@@ -35,38 +35,6 @@ func (b Buf) At(off int) Buf {
 	return Buf{b.ptr + devPtr(off*4), b.bytes - int64(off)*4}
 }
 
-// GemmMode selects the matrix-product kernel.
-type GemmMode int
-
-const (
-	// GemmAuto uses the tensor cores (TF32) on sm_80 and later, else FP32.
-	GemmAuto GemmMode = iota
-	// GemmTF32 forces the WMMA TF32 kernel (sm_80 and later only).
-	GemmTF32
-	// GemmFP32 forces the FP32 SIMT kernel.
-	GemmFP32
-	// GemmCublas runs products with cuBLAS, loaded at run time (TF32 tensor
-	// cores on sm_80 and later, else FP32); an error when it cannot load.
-	GemmCublas
-)
-
-// ParseGemmMode reads a GEMM mode name: "auto", "tf32", "fp32" or "cublas" (the
-// COMPBENCH_GEMM environment variable, for benchmarks and for telling TF32
-// rounding from bugs).
-func ParseGemmMode(s string) (GemmMode, error) {
-	switch s {
-	case "", "auto":
-		return GemmAuto, nil
-	case "tf32":
-		return GemmTF32, nil
-	case "fp32":
-		return GemmFP32, nil
-	case "cublas":
-		return GemmCublas, nil
-	}
-	return GemmAuto, fmt.Errorf("gemm mode %q: want auto, tf32, fp32 or cublas", s)
-}
-
 // Alloc returns a zeroed device buffer of n 4-byte elements.
 func (d *Device) Alloc(n int) (Buf, error) { return d.AllocBytes(int64(n) * 4) }
 

@@ -101,6 +101,41 @@ func Open(ordinal int) (*Device, error) {
 	return d, nil
 }
 
+// MemInfo returns GPU ordinal's free and total memory in bytes
+// (cuMemGetInfo). It holds the device's primary context only for the
+// query, so a command can refuse a run that would not fit before it opens
+// the device and allocates anything.
+func MemInfo(ordinal int) (free, total int64, err error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda: counting devices: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return 0, 0, fmt.Errorf("cuda: device %d requested, %d present", ordinal, n)
+	}
+	dev, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda: device %d: %w", ordinal, err)
+	}
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda: device %d context: %w", ordinal, err)
+	}
+	defer dev.ReleasePrimaryCtx()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(ctx); err != nil {
+		return 0, 0, fmt.Errorf("cuda: device %d: set context: %w", ordinal, err)
+	}
+	// Unbound before the release, so the thread keeps no context that the
+	// release may destroy.
+	defer cu.SetCurrentContext(cu.CUContext{})
+	if free, total, err = cu.MemInfo(); err != nil {
+		return 0, 0, fmt.Errorf("cuda: device %d: cuMemGetInfo: %w", ordinal, err)
+	}
+	return free, total, nil
+}
+
 // String names the device and its compute capability.
 func (d *Device) String() string { return fmt.Sprintf("%s (sm_%d%d)", d.name, d.major, d.minor) }
 

@@ -13,9 +13,12 @@ import "C"
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -94,6 +97,32 @@ func setHostile(on bool) (was bool) {
 	C.emu_set_hostile(v)
 	was, hostile = hostile, on
 	return was
+}
+
+// MemInfo returns the emulated device's free and total memory: the
+// machine's available and total memory (MemAvailable and MemTotal of
+// /proc/meminfo), since emulated device memory is host heap memory.
+func MemInfo(ordinal int) (free, total int64, err error) {
+	if ordinal != 0 {
+		return 0, 0, fmt.Errorf("cuda: device %d requested, the emulator has 1", ordinal)
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda (emulated): memory: %w", err)
+	}
+	kb := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				kb[strings.TrimSuffix(f[0], ":")] = v
+			}
+		}
+	}
+	if kb["MemTotal"] <= 0 || kb["MemAvailable"] <= 0 {
+		return 0, 0, errors.New("cuda (emulated): memory: no MemTotal or MemAvailable in /proc/meminfo")
+	}
+	return kb["MemAvailable"] << 10, kb["MemTotal"] << 10, nil
 }
 
 // String names the device.

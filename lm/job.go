@@ -123,7 +123,7 @@ func (j *Job) Run(ctx context.Context) (*JobResult, error) {
 		size.VocabSize = v.Size()
 		rep.Notef("score: from-scratch model over the %d token ids of the data (of %d), learning rate %g", v.Size(), tok.VocabSize(), fc.LR)
 	}
-	rep.Notef("score: engine executor on %s", j.Backend.Name())
+	rep.Notef("score: engine executor on %s", engine.Describe(j.Backend))
 	res := &JobResult{}
 	for i := range ex {
 		res.Tokens += len(ex[i].Ids)

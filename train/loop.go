@@ -317,7 +317,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		}
 	}
 	if o.Provenance != nil {
-		if err := appendProvenance(o.Dir, st.Step, o.Provenance); err != nil {
+		if err := appendProvenance(o.Dir, st.Step, be, o.Provenance); err != nil {
 			return nil, err
 		}
 	}
@@ -333,7 +333,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
 	}
 	device := be.Name()
-	o.Progress.Notef("train: engine executor on %s", device)
+	o.Progress.Notef("train: engine executor on %s", engine.Describe(be))
 	label := "train on " + device
 	if st.Step > 0 {
 		label = fmt.Sprintf("train (resumed at step %d) on %s", st.Step, device)
@@ -451,7 +451,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if step%o.LogEvery == 0 || step == cfg.Steps {
 			el := time.Since(tick).Seconds()
 			res.TrainLoss = sumLoss / float64(nLoss)
-			line := TrainLine{Step: step, Loss: round(res.TrainLoss), LR: lr, GradNorm: round(norm), TokensPerS: math.Round(sumTok / el), Wall: wallSince(start)}
+			line := TrainLine{Gemm: engine.GemmName(be), Step: step, Loss: round(res.TrainLoss), LR: lr, GradNorm: round(norm), TokensPerS: math.Round(sumTok / el), Wall: wallSince(start)}
 			if err := metrics.Encode(line); err != nil {
 				return nil, err
 			}

@@ -10,6 +10,10 @@ import "time"
 
 // TrainLine is written every LogEvery steps and at the last step.
 type TrainLine struct {
+	// Gemm is the GPU's product kernel of the step ("cublas", "tf32" or
+	// "fp32"; engine.GemmName), absent on the CPU. Per line, since a run
+	// may be resumed on another device.
+	Gemm string `json:"gemm,omitempty"`
 	// GradNorm is the gradient's global L2 norm before clipping, at Step.
 	GradNorm float64 `json:"grad_norm"`
 	// Loss is the mean training loss over the steps since the last line.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"compbench/engine"
 	"compbench/provenance"
 )
 
@@ -15,17 +16,26 @@ import (
 // that made them.
 const ProvenanceFile = "provenance.jsonl"
 
-// provenanceLine is one invocation: the step it started at, then the record.
+// provenanceLine is one invocation: the step it started at and where it
+// computed, then the record.
 type provenanceLine struct {
 	// StartStep is the step the invocation started from (0 for a new run).
 	StartStep int `json:"start_step"`
+	// Device is the backend the invocation trained on (engine.Describe):
+	// "cpu", or the GPU with its product kernel and why that one
+	// ("cuda:0 NVIDIA H100 (sm_90), GEMM cuBLAS ... (auto)").
+	Device string `json:"device"`
+	// Gemm is the GPU's product kernel ("cublas", "tf32", "fp32";
+	// engine.GemmName), absent on the CPU: two GPU runs of one seed that
+	// differ in it differ by rounding and speed.
+	Gemm string `json:"gemm,omitempty"`
 	provenance.Record
 }
 
 // appendProvenance adds one line to dir's provenance log, synced, so the
 // line is on disk before the invocation's first checkpoint.
-func appendProvenance(dir string, step int, r *provenance.Record) error {
-	b, err := json.Marshal(provenanceLine{StartStep: step, Record: *r})
+func appendProvenance(dir string, step int, be engine.Backend, r *provenance.Record) error {
+	b, err := json.Marshal(provenanceLine{StartStep: step, Device: engine.Describe(be), Gemm: engine.GemmName(be), Record: *r})
 	if err != nil {
 		return fmt.Errorf("%s: %w", ProvenanceFile, err)
 	}

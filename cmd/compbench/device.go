@@ -25,8 +25,10 @@ func deviceFlag(fs *flag.FlagSet) *string {
 }
 
 // parseDevice reads a --device value; a bad value or cuda in a binary
-// built without GPU support is a usage error.
+// built without GPU support is a usage error. The device becomes the one
+// the command's memory checks hold the working set to (memDevice).
 func parseDevice(s string) (device, error) {
+	memDevice = engine.Device{}
 	if s == "engine-cpu" {
 		return device{}, usagef("--device engine-cpu is now --device cpu: every device runs the same executor")
 	}
@@ -34,6 +36,7 @@ func parseDevice(s string) (device, error) {
 	if err != nil {
 		return device{}, usagef("--device: %v", err)
 	}
+	memDevice = d
 	return device{name: s, dev: d}, nil
 }
 

@@ -3,11 +3,15 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"compbench/engine"
 )
 
 // TestDeviceCUDAEmulated runs train, predict and finetune with --device
@@ -73,7 +77,7 @@ func TestDeviceCUDAEmulatedLSTM(t *testing.T) {
 			if !strings.Contains(errs, "engine executor on cuda:0") || !strings.Contains(out, "tokens/s") {
 				t.Errorf("train does not name the device or report tokens/s:\n%s\n%s", out, errs)
 			}
-			sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), lstmDevTol, "tokens_per_s")
+			sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), lstmDevTol, "tokens_per_s", "gemm")
 			for _, f := range []string{"model.safetensors", "optim.safetensors"} {
 				sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), lstmWeightTol, lstmNoise...)
 			}
@@ -105,7 +109,7 @@ func TestDeviceCUDAEmulatedIOEncoder(t *testing.T) {
 	if _, errs, code := runCLI(t, append(ioTrainArgs(file, gpu, "cuda"), short...)...); code != 0 || !strings.Contains(errs, "engine executor on cuda:0") {
 		t.Fatalf("train --device cuda: exit %d\n%s", code, errs)
 	}
-	sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), tol, "tokens_per_s")
+	sameJSONLTol(t, filepath.Join(cpu, "metrics.jsonl"), filepath.Join(gpu, "metrics.jsonl"), tol, "tokens_per_s", "gemm")
 	for _, f := range []string{"model.safetensors", "optim.safetensors"} {
 		sameWeights(t, filepath.Join(cpu, f), filepath.Join(gpu, f), tol, noise...)
 	}
@@ -186,4 +190,103 @@ func TestDeviceCUDAEmulatedPretrained(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDeviceCUDAEmulatedGemmAuto: with COMPBENCH_GEMM unset the emulator,
+// which has no cuBLAS, falls to compbench's TF32 kernel; train says so once
+// at start, and provenance.jsonl and every training line of metrics.jsonl
+// record it. A resume with COMPBENCH_GEMM=fp32 records its own choice, so
+// the two halves of the run can be told apart.
+func TestDeviceCUDAEmulatedGemmAuto(t *testing.T) {
+	t.Setenv("COMPBENCH_GEMM", "")
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	run := filepath.Join(t.TempDir(), "run")
+	args := func(steps string, extra ...string) []string {
+		return append([]string{"train", "--train", data, "--out", run, "--device", "cuda", "--steps", steps, "--eval-every", "1"},
+			append(append([]string(nil), tinyTrain[:len(tinyTrain)-4]...), extra...)...) // tinyTrain without its --steps and --eval-every
+	}
+	errs := mustRun(t, args("2")...)
+	const start = "train: engine executor on cuda:0 emulated GPU on the CPU (build tag gpuemu, sm_80 kernels), GEMM compbench TF32 kernel (auto: no cuBLAS could be loaded)"
+	if n := strings.Count(errs, start); n != 1 {
+		t.Errorf("the start line %q appears %d times:\n%s", start, n, errs)
+	}
+	t.Setenv("COMPBENCH_GEMM", "fp32")
+	mustRun(t, args("3", "--resume")...)
+
+	prov := jsonLines(t, filepath.Join(run, "provenance.jsonl"))
+	if len(prov) != 2 {
+		t.Fatalf("%d provenance lines, want 2", len(prov))
+	}
+	for i, want := range []struct{ device, gemm string }{
+		{"GEMM compbench TF32 kernel (auto: no cuBLAS could be loaded)", "tf32"},
+		{"GEMM compbench FP32 kernel (COMPBENCH_GEMM=fp32)", "fp32"},
+	} {
+		dev, _ := prov[i]["device"].(string)
+		if !strings.HasPrefix(dev, "cuda:0 ") || !strings.HasSuffix(dev, want.device) || prov[i]["gemm"] != want.gemm {
+			t.Errorf("provenance line %d: device %q, gemm %v; want ...%q, %q", i+1, dev, prov[i]["gemm"], want.device, want.gemm)
+		}
+	}
+	var gemms []string
+	for _, l := range jsonLines(t, filepath.Join(run, "metrics.jsonl")) {
+		if _, ok := l["loss"]; ok {
+			g, _ := l["gemm"].(string)
+			gemms = append(gemms, g)
+		}
+	}
+	if got := strings.Join(gemms, " "); got != "tf32 fp32" {
+		t.Errorf("gemm of the training lines: %q, want \"tf32 fp32\"", got)
+	}
+}
+
+// TestDeviceCUDAEmulatedMemory: train --device cuda refuses a run whose
+// working set exceeds the GPU's free memory (faked here, 1 GiB) before it
+// opens the device or writes anything, naming the flag to lower.
+func TestDeviceCUDAEmulatedMemory(t *testing.T) {
+	oldHost, oldDev := machineMemory, deviceMemory
+	defer func() { machineMemory, deviceMemory = oldHost, oldDev }()
+	machineMemory = func() (float64, string) { return 1 << 40, "test" }
+	asked := 0
+	deviceMemory = func(d engine.Device) (float64, float64, error) {
+		asked++
+		return 1 << 30, 80 << 30, nil
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	data := filepath.Join("testdata", "train-tiny.jsonl")
+	_, errs, code := runCLI(t, "train", "--train", data, "--out", run, "--device", "cuda", "--dim", "2048", "--layers", "2", "--steps", "1")
+	want := "but cuda:0 has 1.0 GiB free of 80.0 GiB (cuMemGetInfo); lower --dim (dim), --mlp (mlp_dim) or --layers (layers)"
+	if code != 2 || !strings.Contains(errs, "of GPU memory, mostly the weights, gradients and Adam moments") || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, want 2 and %q:\n%s", code, want, errs)
+	}
+	if asked != 1 {
+		t.Errorf("free memory asked %d times, want 1", asked)
+	}
+	if _, err := os.Stat(run); !os.IsNotExist(err) {
+		t.Errorf("the refused run wrote %s (%v)", run, err)
+	}
+	// The same run on the CPU does not ask the GPU.
+	asked = 0
+	mustRun(t, append([]string{"train", "--train", data, "--out", run, "--device", "cpu"}, tinyTrain...)...)
+	if asked != 0 {
+		t.Errorf("a CPU run asked the GPU's free memory %d times", asked)
+	}
+}
+
+// jsonLines reads a JSONL file as generic objects.
+func jsonLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }

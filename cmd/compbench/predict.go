@@ -9,6 +9,7 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
+	"compbench/engine"
 	"compbench/models"
 	"compbench/progress"
 	"compbench/train"
@@ -67,7 +68,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 		return err
 	}
 	defer done()
-	fmt.Fprintf(stderr, "predict: engine executor on %s\n", be.Name())
+	fmt.Fprintf(stderr, "predict: engine executor on %s\n", engine.Describe(be))
 	recs, err := data.ReadRecords(*in)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"compbench/data"
+	"compbench/engine"
 	"compbench/models"
 	"compbench/train"
 )
@@ -51,10 +52,24 @@ type memPart struct {
 	bytes    float64
 }
 
+// memDevice is the device of the running command, set by parseDevice
+// (every command reads its --device before it checks memory): on a GPU,
+// checkMemory holds the working set to the GPU's free memory too.
+var memDevice engine.Device
+
+// deviceMemory is GPU d's free and total memory in bytes (cuMemGetInfo).
+// A variable, so that tests can pretend a smaller card.
+var deviceMemory = func(d engine.Device) (free, total float64, err error) {
+	f, t, err := engine.DeviceMemory(d)
+	return float64(f), float64(t), err
+}
+
 // checkMemory refuses, as a usage error, a working set larger than the
-// machine's memory, naming the largest share and what sets it. Go's
-// allocator would otherwise end the process with a fatal "out of memory"
-// and a goroutine dump, possibly after minutes of work.
+// machine's memory or, on a GPU, than the GPU's free memory, naming the
+// largest share and what sets it. Go's allocator would otherwise end the
+// process with a fatal "out of memory" and a goroutine dump, and the GPU
+// would fail an allocation, either possibly after minutes of work; the
+// GPU is asked before the command allocates anything there.
 func checkMemory(cmd string, parts ...memPart) error {
 	total, largest := 0.0, parts[0]
 	for _, p := range parts {
@@ -64,11 +79,22 @@ func checkMemory(cmd string, parts ...memPart) error {
 		}
 	}
 	have, source := machineMemory()
-	if total <= have {
+	if total > have {
+		return usagef("%s: needs about %s of memory, mostly %s (%s), but the machine has %s (%s); lower %s",
+			cmd, fmtBytes(total), largest.what, fmtBytes(largest.bytes), fmtBytes(have), source, largest.settings)
+	}
+	if !memDevice.CUDA {
 		return nil
 	}
-	return usagef("%s: needs about %s of memory, mostly %s (%s), but the machine has %s (%s); lower %s",
-		cmd, fmtBytes(total), largest.what, fmtBytes(largest.bytes), fmtBytes(have), source, largest.settings)
+	free, all, err := deviceMemory(memDevice)
+	if err != nil {
+		return fmt.Errorf("%s: GPU memory: %w", cmd, err)
+	}
+	if total > free {
+		return usagef("%s: needs about %s of GPU memory, mostly %s (%s), but %s has %s free of %s (cuMemGetInfo); lower %s",
+			cmd, fmtBytes(total), largest.what, fmtBytes(largest.bytes), memDevice, fmtBytes(free), fmtBytes(all), largest.settings)
+	}
+	return nil
 }
 
 // fmtBytes writes a size with a binary unit.
