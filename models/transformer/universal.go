@@ -46,10 +46,12 @@ import (
 // act_halting_bias_init); a position keeps running while its summed
 // probability stays at or below 1 - ε (ε = 0.01, act_epsilon), and in the
 // step it would pass that it halts with the remainder R = 1 - the sum so
-// far. The stack's output is the sum over steps of each step's layer
-// output weighted by p (running) or R (halting) or 0 (halted), and the
-// state carried to the next step is the layer's output. UTSteps is the
-// most steps (act_max_steps, which tensor2tensor sets to twice
+// far. Each step's layer output y is weighted by w = p (running) or R
+// (halting) or 0 (halted) and folded into the stack's output as
+// out = y·w + out·(1 - w), tensor2tensor's update (not Graves's Σ w·y: an
+// earlier step's output keeps the product of (1 - w) of the later steps),
+// and the state carried to the next step is the layer's output. UTSteps
+// is the most steps (act_max_steps, which tensor2tensor sets to twice
 // num_hidden_layers: give --ut-steps 12 for that); a graph runs all of
 // them, which changes nothing for halted positions, whose weights are 0,
 // and equals tensor2tensor's loop, which stops when every position has
