@@ -69,7 +69,8 @@ test-docs: build
 	@COMPBENCH=$(BIN) ./scripts/test_docs.sh
 
 # test-gpuemu runs the GPU path's tests (kernel parity, the engine's CUDA
-# backend, train/predict/finetune --device cuda against the CPU) with the
+# backend, train/predict/finetune --device cuda against the CPU, the
+# models against their PyTorch references) with the
 # kernels compiled as host C++ and run by the CPU
 # emulator of build tag gpuemu (docs/cuda.md): no GPU or CUDA toolkit
 # needed, only g++. The kernel tests run a second time on the emulator's
@@ -77,10 +78,11 @@ test-docs: build
 # starting as NaN), which turns a missing barrier into a parity failure,
 # and again built with AddressSanitizer (test-gpuemu-asan).
 test-gpuemu:
-	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compbench
+	$(GO) vet -tags gpuemu ./kernels ./engine ./cmd/compbench ./internal/reftest ./models/transformer ./models/lstm
 	$(GO) test -tags gpuemu -timeout 10m ./kernels ./engine
 	COMPBENCH_EMU_HOSTILE=1 $(GO) test -count=1 -tags gpuemu -timeout 5m ./kernels
 	$(GO) test -tags gpuemu -timeout 5m -run 'TestDeviceCUDAEmulated' ./cmd/compbench
+	$(GO) test -tags gpuemu -timeout 5m -run 'ReferenceCUDA' ./models/transformer ./models/lstm
 	$(MAKE) --no-print-directory test-gpuemu-asan
 
 # test-gpuemu-asan runs the kernel tests on the emulator built with
