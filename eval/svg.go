@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// Plot is a simple x/y chart written as SVG: lines for curves, dots for
-// scatter points.
+// Plot is a simple x/y chart written as SVG: a line for a curve, dots for
+// scatter points (auc and correlate --svg; report draws its figures with
+// gonum's plot).
 type Plot struct {
 	// Title is shown above the chart.
 	Title string
@@ -23,36 +24,18 @@ type Plot struct {
 	Line bool
 	// Unit fixes both axes to [0, 1] and draws the diagonal (ROC curves).
 	Unit bool
-	// Series, when set, are more named series drawn in turn (after X/Y)
-	// in distinct colours, with a legend: one line per seed or model.
-	Series []Series
 }
 
-// Series is one named set of points of a Plot.
-type Series struct {
-	Name   string
-	X, Y   []float64
-	Labels []string
-}
-
-// palette colours the series; the first is the single-series colour.
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+// colour draws the points.
+const colour = "#1f77b4"
 
 // WriteSVG draws p on w.
 func (p Plot) WriteSVG(w io.Writer) error {
 	const W, H, L, R, T, B = 480.0, 420.0, 60.0, 20.0, 40.0, 50.0
-	series := p.Series
-	if len(p.X) > 0 || len(series) == 0 {
-		series = append([]Series{{X: p.X, Y: p.Y, Labels: p.Labels}}, series...)
-	}
 	x0, x1, y0, y1 := 0.0, 1.0, 0.0, 1.0
 	if !p.Unit {
-		var xs, ys []float64
-		for _, s := range series {
-			xs, ys = append(xs, s.X...), append(ys, s.Y...)
-		}
-		x0, x1 = bounds(xs)
-		y0, y1 = bounds(ys)
+		x0, x1 = bounds(p.X)
+		y0, y1 = bounds(p.Y)
 	}
 	px := func(x float64) float64 { return L + (x-x0)/(x1-x0)*(W-L-R) }
 	py := func(y float64) float64 { return H - B - (y-y0)/(y1-y0)*(H-T-B) }
@@ -75,29 +58,22 @@ func (p Plot) WriteSVG(w io.Writer) error {
 	if p.Unit {
 		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#aaa" stroke-dasharray="4 4"/>`+"\n", px(0), py(0), px(1), py(1))
 	}
-	for k, sr := range series {
-		col := palette[k%len(palette)]
-		if p.Line {
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="`, col)
-			for i := range sr.X {
-				fmt.Fprintf(&b, "%.2f,%.2f ", px(sr.X[i]), py(sr.Y[i]))
-			}
-			b.WriteString(`"/>` + "\n")
-			if len(sr.X) == 1 { // a one-point line draws nothing
-				fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="3" fill="%s"/>`+"\n", px(sr.X[0]), py(sr.Y[0]), col)
-			}
-		} else {
-			for i := range sr.X {
-				fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="4" fill="%s"/>`, px(sr.X[i]), py(sr.Y[i]), col)
-				if i < len(sr.Labels) {
-					fmt.Fprintf(&b, `<text x="%.2f" y="%.2f" font-size="10">%s</text>`, px(sr.X[i])+6, py(sr.Y[i])-6, html.EscapeString(sr.Labels[i]))
-				}
-				b.WriteByte('\n')
-			}
+	if p.Line {
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="`, colour)
+		for i := range p.X {
+			fmt.Fprintf(&b, "%.2f,%.2f ", px(p.X[i]), py(p.Y[i]))
 		}
-		if sr.Name != "" {
-			ly := T + 14 + 14*float64(k)
-			fmt.Fprintf(&b, `<rect x="%g" y="%g" width="10" height="10" fill="%s"/><text x="%g" y="%g" font-size="11">%s</text>`+"\n", W-R-110, ly-9, col, W-R-96, ly, html.EscapeString(sr.Name))
+		b.WriteString(`"/>` + "\n")
+		if len(p.X) == 1 { // a one-point line draws nothing
+			fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="3" fill="%s"/>`+"\n", px(p.X[0]), py(p.Y[0]), colour)
+		}
+	} else {
+		for i := range p.X {
+			fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="4" fill="%s"/>`, px(p.X[i]), py(p.Y[i]), colour)
+			if i < len(p.Labels) {
+				fmt.Fprintf(&b, `<text x="%.2f" y="%.2f" font-size="10">%s</text>`, px(p.X[i])+6, py(p.Y[i])-6, html.EscapeString(p.Labels[i]))
+			}
+			b.WriteByte('\n')
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -4,14 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"html"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
-
-	"compbench/eval"
-	"compbench/sweep"
 )
 
 // header is the table's first columns and the metric columns.
@@ -100,6 +95,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Unfinished) > 0 {
 		fmt.Fprintf(&b, "\n%d cells are not finished: %s\n", len(r.Unfinished), strings.Join(r.Unfinished, ", "))
 	}
+	if rows, ok := r.splitRows(); ok {
+		fmt.Fprintf(&b, "\n### Split statistics\n\n| %s |\n|%s\n", strings.Join(splitHeader, " | "), strings.Repeat("---|", len(splitHeader)))
+		for _, row := range rows {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+		}
+		b.WriteString("\n" + splitNote + "\n")
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -143,181 +145,4 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// Figure is one named SVG plot of the report.
-type Figure struct {
-	// Name is a file name for the SVG (letters, digits, ._-).
-	Name string
-	SVG  string
-}
-
-// Figures draws the report's plots: training loss and dev exact match
-// against step, one line per seed, for every cell group; and when the
-// cells carry compound divergences, test exact match against divergence,
-// one series per model.
-func (r *Report) Figures() ([]Figure, error) {
-	var figs []Figure
-	draw := func(name string, p eval.Plot) error {
-		var b strings.Builder
-		if err := p.WriteSVG(&b); err != nil {
-			return err
-		}
-		figs = append(figs, Figure{Name: fileName(name) + ".svg", SVG: b.String()})
-		return nil
-	}
-	if err := r.divergencePlot(draw); err != nil {
-		return nil, err
-	}
-	for gi := range r.Groups {
-		g := &r.Groups[gi]
-		if g.Pooled {
-			continue
-		}
-		loss := eval.Plot{Title: g.Cell.Group() + ": training loss", XLabel: "step", YLabel: "loss", Line: true}
-		dev := eval.Plot{Title: g.Cell.Group() + ": dev exact match", XLabel: "step", YLabel: "exact match", Line: true}
-		for _, i := range g.Runs {
-			run := r.Runs[i]
-			name := "seed " + strconv.FormatUint(run.Result.Cell.Seed, 10)
-			ls, ds := eval.Series{Name: name}, eval.Series{Name: name}
-			for _, l := range run.Curve {
-				if l.Loss != nil {
-					ls.X, ls.Y = append(ls.X, float64(l.Step)), append(ls.Y, *l.Loss)
-				}
-				if l.DevEM != nil {
-					ds.X, ds.Y = append(ds.X, float64(l.Step)), append(ds.Y, *l.DevEM)
-				}
-			}
-			loss.Series = append(loss.Series, ls)
-			if len(ds.X) > 0 {
-				dev.Series = append(dev.Series, ds)
-			}
-		}
-		if err := draw("loss-"+g.Cell.Group(), loss); err != nil {
-			return nil, err
-		}
-		if len(dev.Series) > 0 {
-			if err := draw("dev-em-"+g.Cell.Group(), dev); err != nil {
-				return nil, err
-			}
-		}
-		if err := r.rocPlot(g, draw); err != nil {
-			return nil, err
-		}
-	}
-	return figs, nil
-}
-
-// rocPlot draws the ROC curves of predicted easiness against zero-shot
-// correctness, one per seed, for a group whose cells computed easiness.
-func (r *Report) rocPlot(g *Group, draw func(string, eval.Plot) error) error {
-	p := eval.Plot{Title: g.Cell.Group() + ": easiness ROC", XLabel: "false positive rate", YLabel: "true positive rate", Line: true, Unit: true}
-	for _, i := range g.Runs {
-		run := r.Runs[i]
-		auc, roc, ok, err := sweep.EasinessROC(run.Dir)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		s := eval.Series{Name: fmt.Sprintf("seed %d (AUC %.3f)", run.Result.Cell.Seed, auc)}
-		for _, pt := range roc {
-			s.X, s.Y = append(s.X, pt.FPR), append(s.Y, pt.TPR)
-		}
-		p.Series = append(p.Series, s)
-	}
-	if len(p.Series) == 0 {
-		return nil
-	}
-	return draw("roc-"+g.Cell.Group(), p)
-}
-
-// divergencePlot is Keysers et al.'s Fig. 3 view: each split's mean test
-// exact match against its compound divergence, one series per model.
-func (r *Report) divergencePlot(draw func(string, eval.Plot) error) error {
-	byModel := map[string]*eval.Series{}
-	var order []string
-	for gi := range r.Groups {
-		g := &r.Groups[gi]
-		if g.Pooled || g.Divergence.N == 0 || g.TestEM.N == 0 {
-			continue
-		}
-		m := strings.TrimPrefix(g.Cell.Group(), g.Cell.Data+" ")
-		s, ok := byModel[m]
-		if !ok {
-			s = &eval.Series{Name: m}
-			byModel[m] = s
-			order = append(order, m)
-		}
-		s.X, s.Y = append(s.X, g.Divergence.Mean), append(s.Y, g.TestEM.Mean)
-		s.Labels = append(s.Labels, g.Cell.Data)
-	}
-	if len(order) == 0 {
-		return nil
-	}
-	sort.Strings(order)
-	p := eval.Plot{Title: "test exact match against compound divergence", XLabel: "compound divergence", YLabel: "test exact match (mean over seeds)"}
-	for _, m := range order {
-		p.Series = append(p.Series, *byModel[m])
-	}
-	return draw("accuracy-vs-divergence", p)
-}
-
-func fileName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == '=':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-// WriteHTML writes one self-contained page (no scripts, fonts or links to
-// fetch): the table, then the plots as inline SVG.
-func (r *Report) WriteHTML(w io.Writer, figs []Figure) error {
-	var b bytes.Buffer
-	t := html.EscapeString(r.Title)
-	fmt.Fprintf(&b, `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>%s</title>
-<style>
-body { font-family: sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #bbb; padding: 4px 10px; text-align: right; }
-th { background: #eee; } td:first-child, td:nth-child(2) { text-align: left; }
-.plots { display: flex; flex-wrap: wrap; gap: 12px; }
-</style></head><body>
-<h1>%s</h1>
-`, t, t)
-	h, _ := r.header()
-	b.WriteString("<table id=\"results\">\n<tr>")
-	for _, c := range h {
-		fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c))
-	}
-	b.WriteString("</tr>\n")
-	for _, row := range r.rows() {
-		b.WriteString("<tr>")
-		for _, c := range row {
-			fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(c))
-		}
-		b.WriteString("</tr>\n")
-	}
-	fmt.Fprintf(&b, "</table>\n<p>%s</p>\n", html.EscapeString(r.note()))
-	if len(r.Unfinished) > 0 {
-		fmt.Fprintf(&b, "<p>%d cells are not finished: %s</p>\n", len(r.Unfinished), html.EscapeString(strings.Join(r.Unfinished, ", ")))
-	}
-	if len(figs) > 0 {
-		b.WriteString("<h2>Plots</h2>\n<div class=\"plots\">\n")
-		for _, f := range figs {
-			fmt.Fprintf(&b, "<figure id=%q>\n%s</figure>\n", f.Name, f.SVG)
-		}
-		b.WriteString("</div>\n")
-	}
-	b.WriteString("</body></html>\n")
-	_, err := w.Write(b.Bytes())
-	return err
 }

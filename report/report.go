@@ -1,24 +1,17 @@
-// Package report aggregates the cells of a sweep (or one run folder) into
-// tables of mean ± sample standard deviation over seeds, a flat CSV, and a
-// self-contained HTML page with SVG plots.
+// Package report aggregates the cells of sweeps and run folders into
+// tables of mean ± sample standard deviation over seeds, a flat CSV, a
+// table of each dataset's split statistics, and figures for a paper (SVG,
+// PDF, PNG) that a self-contained HTML page shows inline.
 package report
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
-	"compbench/data"
-	"compbench/eval"
 	"compbench/sweep"
-	"compbench/train"
 )
 
 // MetricLine is one line of a run's metrics.jsonl. compbench train writes
@@ -42,6 +35,8 @@ type Run struct {
 	Dir    string
 	Result sweep.Result
 	Curve  []MetricLine
+	// source is the place of the folder it was read from among Load's.
+	source int
 }
 
 // Report is everything the renderers show.
@@ -57,6 +52,9 @@ type Report struct {
 	Groups []Group
 	// paper, when set, adds its published numbers (SetPaper).
 	paper *Paper
+	// splits are the split statistics of each data name (nil: none
+	// found).
+	splits map[string]*SplitStats
 }
 
 // Group is one row of the table.
@@ -98,119 +96,15 @@ func StatOf(xs []float64) Stat {
 	return s
 }
 
-// Load reads a sweep folder (OUT with sweep.json and cells/) or a single
-// run folder (config.json and metrics.jsonl).
-func Load(path string) (*Report, error) {
-	if _, err := os.Stat(filepath.Join(path, sweep.SpecFile)); err == nil {
-		return loadSweep(path)
-	}
-	if _, err := os.Stat(filepath.Join(path, train.ConfigFile)); err == nil {
-		return loadRun(path)
-	}
-	return nil, fmt.Errorf("%s is neither a sweep folder (%s) nor a run folder (%s)", path, sweep.SpecFile, train.ConfigFile)
-}
-
-func loadSweep(out string) (*Report, error) {
-	spec, err := sweep.LoadRecorded(out)
-	if err != nil {
-		return nil, err
-	}
-	r := &Report{Title: spec.Name}
-	if r.Title == "" {
-		r.Title = filepath.Base(out)
-	}
-	for _, c := range spec.Cells() {
-		dir := c.Dir(out)
-		if sweep.StateOf(dir) != sweep.Finished {
-			r.Unfinished = append(r.Unfinished, c.Name)
-			continue
-		}
-		res, err := sweep.ReadResult(dir)
-		if err != nil {
-			return nil, err
-		}
-		curve, err := ReadMetrics(filepath.Join(dir, train.MetricsFile))
-		if err != nil {
-			return nil, err
-		}
-		r.Runs = append(r.Runs, Run{Dir: dir, Result: *res, Curve: curve})
-	}
-	r.group()
-	return r, nil
-}
-
-// loadRun reports one run folder: its result.json when it is a sweep
-// cell, else what its state.json, metrics.jsonl and test.eval.json say.
-func loadRun(dir string) (*Report, error) {
-	curve, err := ReadMetrics(filepath.Join(dir, train.MetricsFile))
-	if err != nil {
-		return nil, err
-	}
-	run := Run{Dir: dir, Curve: curve}
-	if res, err := sweep.ReadResult(dir); err == nil {
-		run.Result = *res
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	} else {
-		cfg, err := train.LoadConfig(filepath.Join(dir, train.ConfigFile), train.DefaultConfig())
-		if err != nil {
-			return nil, err
-		}
-		st, _, err := sweep.ReadTrainState(dir)
-		if err != nil {
-			return nil, err
-		}
-		run.Result = sweep.Result{Cell: sweep.Cell{Name: filepath.Base(dir), Data: "-", Model: cfg.Model.Variant, Seed: cfg.Seed},
-			Steps: st.Step, BestStep: st.BestStep, DevEM: -1, TestEM: -1}
-		for _, l := range curve {
-			if l.DevEM != nil {
-				run.Result.DevEM = st.BestEM
-			}
-			if l.Loss != nil {
-				run.Result.TrainLoss = *l.Loss
-			}
-		}
-		if b, err := data.ReadFileLimit(filepath.Join(dir, sweep.TestEval), data.ConfigFile); err == nil {
-			var s eval.Summary
-			if json.Unmarshal(b, &s) == nil {
-				run.Result.TestEM = s.Accuracy
-			}
-		}
-	}
-	r := &Report{Title: filepath.Base(dir), Runs: []Run{run}}
-	r.group()
-	return r, nil
-}
-
-// ReadMetrics reads metrics.jsonl (a missing file is an empty curve).
-func ReadMetrics(path string) ([]MetricLine, error) {
-	f, err := data.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var lines []MetricLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var l MetricLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		lines = append(lines, l)
-	}
-	return lines, sc.Err()
-}
-
 // group puts runs with the same cell group together, in sweep order.
 func (r *Report) group() {
-	sort.SliceStable(r.Runs, func(i, j int) bool { return r.Runs[i].Result.Cell.Index < r.Runs[j].Result.Cell.Index })
+	sort.SliceStable(r.Runs, func(i, j int) bool {
+		a, b := r.Runs[i], r.Runs[j]
+		if a.source != b.source {
+			return a.source < b.source
+		}
+		return a.Result.Cell.Index < b.Result.Cell.Index
+	})
 	at := map[string]int{}
 	for i, run := range r.Runs {
 		k := run.Result.Cell.Group()

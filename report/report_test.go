@@ -148,13 +148,13 @@ func TestReportSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := ""
+	names := map[string]bool{}
 	for _, f := range figs {
-		names += f.Name + " "
+		names[f.Name] = true
 	}
-	for _, want := range []string{"accuracy-vs-divergence.svg", "loss-mcd1_transformer.svg", "dev-em-random_lstm-copy.svg", "roc-mcd1_lstm-copy.svg"} {
-		if !strings.Contains(names, want) {
-			t.Errorf("figures %s lack %s", names, want)
+	for _, want := range []string{"accuracy-vs-divergence", "loss-mcd1_transformer", "dev-em-random_lstm-copy", "roc-mcd1_lstm-copy"} {
+		if !names[want] {
+			t.Errorf("figures %v lack %s", names, want)
 		}
 	}
 }

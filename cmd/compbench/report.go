@@ -14,31 +14,40 @@ import (
 )
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "report DIR [--format md|html|csv] [--csv] [--out FILE] [--plots PLOTDIR] [--paper NAME] [--force]", `
-Tabulate a sweep (DIR written by compbench sweep) or one run folder: one row
-per cell group (data, model, varied config values) with the mean ± sample
-standard deviation over its seeds and n, the number of seeds finished, for
-dev and test exact match (zero- and few-shot), RobustFill execution accuracy,
-compound divergence, easiness AUC and training time. --format md (default)
-prints a markdown table; csv one flat row per run, for pandas or R; html one
-self-contained page with the table and SVG plots (learning curves per cell
-group, one line per seed; test exact match against compound divergence when
-the cells are splits; ROC curves of easiness against correctness when the
-cells computed easiness). --plots also writes each plot as an SVG file.
-An existing output is replaced only with --force, and never one inside DIR:
-a report does not write into the sweep or run it reads.`, stderr)
+	fs := newFlags("report", "report DIR... [--format md|html|csv] [--csv] [--out FILE] [--figures FIGDIR] [--paper NAME] [--force]", `
+Tabulate sweeps (DIR written by compbench sweep) and run folders (from
+compbench train, or one cell): one row per cell group (data, model, varied
+config values) with the mean ± sample standard deviation over its seeds and
+n, the number of seeds finished, for dev and test exact match (zero- and
+few-shot, in percent), RobustFill execution accuracy, compound divergence,
+easiness AUC and training time. Several run folders of one model and data
+are one row; config values that differ between them are columns. Each
+dataset's split statistics (sizes, D_A, D_C, length ratios, pattern
+coverage) come from its split.json, or a stats.json beside it.
+
+--format md (default) prints markdown tables; csv one flat row per run, for
+pandas or R; html one self-contained page with the tables and the figures
+inline. The figures: test exact match against compound divergence with error
+bars over seeds, one series per model, when the datasets are splits
+(Keysers et al. 2020, Figure 2); training loss and dev exact match against
+step per cell group, one line per seed; and ROC curves of easiness against
+correctness when the cells computed easiness. --figures FIGDIR also writes
+each figure as FIGDIR/NAME.svg, .pdf and .png (300 dpi), for a paper.
+An existing output is replaced only with --force, and never one inside a
+DIR: a report does not write into the sweep or run it reads.`, stderr)
 	format := fs.String("format", "md", "output `FORMAT`: md, html or csv")
 	asCSV := fs.Bool("csv", false, "same as --format csv")
 	out := fs.String("out", "", "write to `FILE` instead of standard output")
-	plots := fs.String("plots", "", "also write each plot to `PLOTDIR`/NAME.svg")
-	force := fs.Bool("force", false, "replace an existing --out file or --plots SVG")
+	figures := fs.String("figures", "", "also write each figure to `FIGDIR`/NAME.svg, NAME.pdf and NAME.png")
+	plots := fs.String("plots", "", "the former name of --figures (`FIGDIR`)")
+	force := fs.Bool("force", false, "replace an existing --out file or figure file")
 	paper := fs.String("paper", "", "put a paper's published numbers beside ours: "+strings.Join(report.PaperNames(), ", "))
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("report: want one sweep or run folder")
+	if len(pos) == 0 {
+		return usagef("report: want a sweep or run folder (or several)")
 	}
 	if *asCSV {
 		*format = "csv"
@@ -51,9 +60,18 @@ a report does not write into the sweep or run it reads.`, stderr)
 	if _, ok := report.Papers[*paper]; *paper != "" && !ok {
 		return usagef("report: --paper %q: want one of %s", *paper, strings.Join(report.PaperNames(), ", "))
 	}
-	for _, o := range []data.Named{{Flag: "--out", Path: *out}, {Flag: "--plots", Path: *plots}} {
-		if err := checkOutside(o, pos[0]); err != nil {
-			return err
+	figFlag := "--figures"
+	switch {
+	case *plots != "" && *figures != "" && *plots != *figures:
+		return usagef("report: --plots is the former name of --figures: give one of them")
+	case *plots != "":
+		*figures, figFlag = *plots, "--plots"
+	}
+	for _, dir := range pos {
+		for _, o := range []data.Named{{Flag: "--out", Path: *out}, {Flag: figFlag, Path: *figures}} {
+			if err := checkOutside(o, dir); err != nil {
+				return err
+			}
 		}
 	}
 	if *out != "" {
@@ -61,7 +79,7 @@ a report does not write into the sweep or run it reads.`, stderr)
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	r, err := report.Load(pos[0])
+	r, err := report.Load(pos...)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -71,9 +89,9 @@ a report does not write into the sweep or run it reads.`, stderr)
 		}
 	}
 	var figs []report.Figure
-	if *format == "html" || *plots != "" {
+	if *format == "html" || *figures != "" {
 		if figs, err = r.Figures(); err != nil {
-			return fmt.Errorf("report: plots: %w", err)
+			return fmt.Errorf("report: figures: %w", err)
 		}
 	}
 	var b bytes.Buffer
@@ -86,21 +104,16 @@ a report does not write into the sweep or run it reads.`, stderr)
 		err = r.WriteHTML(&b, figs)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("report: %w", err)
 	}
-	// All or nothing: the plots and --out are renamed into place together,
-	// and an existing one (without --force) stops the report before any is.
+	// All or nothing: the figures and --out are renamed into place
+	// together, and an existing one (without --force) stops the report
+	// before any is.
 	set := data.NewOutputSet(*force)
-	if *plots != "" {
-		for _, f := range figs {
-			w, err := set.Create(filepath.Join(*plots, f.Name))
-			if err != nil {
-				return fmt.Errorf("report: %w", err)
-			}
-			if _, err := io.WriteString(w, f.SVG); err != nil {
-				set.Abort()
-				return fmt.Errorf("report: %w", err)
-			}
+	if *figures != "" {
+		if err := writeFigures(set, *figures, figs); err != nil {
+			set.Abort()
+			return fmt.Errorf("report: %w", err)
 		}
 	}
 	if *out == "" {
@@ -120,6 +133,29 @@ a report does not write into the sweep or run it reads.`, stderr)
 	}
 	if err := set.Commit(); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// writeFigures adds every drawn figure to set in each format.
+func writeFigures(set *data.OutputSet, dir string, figs []report.Figure) error {
+	for i := range figs {
+		if figs[i].Omitted != "" {
+			continue
+		}
+		for _, format := range report.Formats {
+			body, err := figs[i].Render(format)
+			if err != nil {
+				return err
+			}
+			w, err := set.Create(filepath.Join(dir, figs[i].Name+"."+format))
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(body); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -103,10 +103,11 @@ func reportSweep(t *testing.T, dir string) (string, string) {
 	return out, filepath.Join(out, "cells", "d.transformer.seed1")
 }
 
-// TestReportOutputs: report replaces an existing --out or --plots SVG only
-// with --force, and never writes into the sweep or run it reads, even with
-// --force and however the path is spelled. A refused report changes and
-// leaves no file anywhere; one that writes writes all its files.
+// TestReportOutputs: report replaces an existing --out or figure file
+// (--figures, or --plots, its former name) only with --force, and never
+// writes into a sweep or run it reads, even with --force and however the
+// path is spelled. A refused report changes and leaves no file anywhere;
+// one that writes writes all its files, each figure as SVG, PDF and PNG.
 func TestReportOutputs(t *testing.T) {
 	dir := t.TempDir()
 	out, cell := reportSweep(t, dir)
@@ -123,6 +124,9 @@ func TestReportOutputs(t *testing.T) {
 	oldPlots := filepath.Join(elsewhere, "plots")
 	os.MkdirAll(oldPlots, 0o755)
 	oldSVG := writeFile(t, oldPlots, "loss-d_transformer.svg", "keep me\n")
+	oldFigs := filepath.Join(elsewhere, "figs")
+	os.MkdirAll(oldFigs, 0o755)
+	oldPDF := writeFile(t, oldFigs, "loss-d_transformer.pdf", "keep me\n")
 	inside := "never writes into the sweep or run it reads"
 	for _, tc := range []struct {
 		name string
@@ -144,8 +148,13 @@ func TestReportOutputs(t *testing.T) {
 		{"--out into the run reported", []string{cell, "--out", filepath.Join(cell, "config.json"), "--force"}, 2, inside},
 		{"--plots in the sweep", []string{out, "--plots", filepath.Join(out, "plots"), "--force"}, 2, inside},
 		{"--plots in a cell", []string{out, "--format", "html", "--plots", cell, "--force"}, 2, inside},
+		{"--figures in the sweep", []string{out, "--figures", filepath.Join(out, "figures"), "--force"}, 2, inside},
+		{"--figures in the second folder", []string{elsewhere, out, "--figures", filepath.Join(cell, "figs")}, 2, inside},
+		{"--plots and --figures differ", []string{out, "--plots", oldPlots, "--figures", filepath.Join(dir, "figs")}, 2, "former name of --figures"},
+		{"no folder", []string{"--format", "html"}, 2, "want a sweep or run folder"},
 		{"--out exists", []string{out, "--out", existing}, 1, "pass --force"},
 		{"--plots SVG exists", []string{out, "--plots", oldPlots, "--out", filepath.Join(elsewhere, "new.md")}, 1, "pass --force"},
+		{"--figures PDF exists", []string{out, "--figures", oldFigs, "--out", filepath.Join(elsewhere, "new.md")}, 1, "pass --force"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := snapshot(t, dir)
@@ -176,6 +185,10 @@ func TestReportOutputs(t *testing.T) {
 	}{
 		{"--force replaces --out", []string{out, "--out", existing, "--force"}, []string{existing}},
 		{"--force replaces plots", []string{out, "--plots", oldPlots, "--force"}, []string{oldSVG}},
+		{"--force replaces figures", []string{out, "--figures", oldFigs, "--force"}, []string{oldPDF}},
+		{"--figures in three formats", []string{out, "--figures", filepath.Join(dir, "figures")},
+			[]string{filepath.Join(dir, "figures", "loss-d_transformer.svg"), filepath.Join(dir, "figures", "loss-d_transformer.pdf"), filepath.Join(dir, "figures", "loss-d_transformer.png")}},
+		{"the cell as a run folder", []string{cell, "--out", filepath.Join(dir, "cell.md")}, []string{filepath.Join(dir, "cell.md")}},
 		{"new files beside the sweep", []string{out, "--format", "html", "--out", filepath.Join(dir, "r.html"), "--plots", filepath.Join(dir, "plots")},
 			[]string{filepath.Join(dir, "r.html"), filepath.Join(dir, "plots", "loss-d_transformer.svg")}},
 		{"a device", []string{out, "--out", os.DevNull}, nil},
@@ -188,6 +201,37 @@ func TestReportOutputs(t *testing.T) {
 				if b, err := os.ReadFile(f); err != nil || string(b) == "keep me\n" {
 					t.Errorf("%s: %q, %v; want the report's", f, b, err)
 				}
+			}
+		})
+	}
+}
+
+// TestReportRunFolders: report reads one run folder or several (no sweep):
+// runs of one model and data that differ only in their seeds are one row.
+func TestReportRunFolders(t *testing.T) {
+	dir := t.TempDir()
+	var runs []string
+	for _, seed := range []string{"1", "2"} {
+		run := filepath.Join(dir, "run"+seed)
+		os.MkdirAll(run, 0o755)
+		writeFile(t, run, "config.json", `{"model":{"variant":"relative"},"seed":`+seed+`}`)
+		writeFile(t, run, "state.json", `{"step":10,"best_step":10,"best_em":0.25}`)
+		writeFile(t, run, "metrics.jsonl", "{\"step\":10,\"loss\":1.5}\n{\"step\":10,\"dev_loss\":1,\"dev_em\":0.25}\n")
+		runs = append(runs, run)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"one run", runs[:1], "| - | relative | 1 | 25.0 |"},
+		{"two runs", runs, "| - | relative | 2 | 25.0 ± 0.0 |"},
+		{"two runs, html", append([]string{"--format", "html"}, runs...), `<figure id="dev-em--_relative"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, append([]string{"report"}, tc.args...)...)
+			if code != 0 || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d (%s); output lacks %q:\n%s", code, errs, tc.want, out)
 			}
 		})
 	}
