@@ -6,7 +6,9 @@ import (
 	"image/color"
 	"math"
 	"strings"
+	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -24,6 +26,14 @@ var Formats = []string{"svg", "pdf", "png"}
 
 // pngDPI is a print resolution: a 4-inch figure is 1200 pixels wide.
 const pngDPI = 300
+
+func init() {
+	// A PDF records its creation and modification dates; fixed, the same
+	// report writes the same bytes (as SVG and PNG do).
+	t := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	fpdf.SetDefaultCreationDate(t)
+	fpdf.SetDefaultModificationDate(t)
+}
 
 // Figure is one plot of the report, drawn on demand in each format.
 type Figure struct {

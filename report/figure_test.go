@@ -103,6 +103,10 @@ func TestFigureFormats(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Same report, same bytes (a PDF's dates are fixed).
+				if again, err := f.Render(format); err != nil || !bytes.Equal(again, b) {
+					t.Errorf("a second rendering differs (%v)", err)
+				}
 				switch format {
 				case "svg":
 					dec := xml.NewDecoder(bytes.NewReader(b))
@@ -119,6 +123,10 @@ func TestFigureFormats(t *testing.T) {
 				case "pdf":
 					if !bytes.HasPrefix(b, []byte("%PDF-")) || !bytes.Contains(b[len(b)-16:], []byte("%%EOF")) {
 						t.Errorf("not a PDF: %q...", b[:min(len(b), 16)])
+					}
+					// Not the clock's date: the bytes would change each second.
+					if !bytes.Contains(b, []byte("/CreationDate (D:20000101")) {
+						t.Errorf("the PDF's creation date is not the fixed one")
 					}
 				case "png":
 					img, err := png.Decode(bytes.NewReader(b))
