@@ -50,6 +50,11 @@ func (r *Report) WriteHTML(w io.Writer, figs []Figure) error {
 	if len(r.Unfinished) > 0 {
 		fmt.Fprintf(&b, "<p class=\"note\">%d cells are not finished: %s</p>\n", len(r.Unfinished), html.EscapeString(strings.Join(r.Unfinished, ", ")))
 	}
+	if h, rows, ok := r.categoryTable(); ok {
+		b.WriteString("<h2>Exact match by category</h2>\n")
+		writeTable(&b, "categories", h, rows)
+		fmt.Fprintf(&b, "<p class=\"note\">%s</p>\n", html.EscapeString(categoryNote))
+	}
 	b.WriteString("<h2>Split statistics</h2>\n")
 	if rows, ok := r.splitRows(); ok {
 		writeTable(&b, "splits", splitHeader, rows)

@@ -95,6 +95,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Unfinished) > 0 {
 		fmt.Fprintf(&b, "\n%d cells are not finished: %s\n", len(r.Unfinished), strings.Join(r.Unfinished, ", "))
 	}
+	if h, rows, ok := r.categoryTable(); ok {
+		fmt.Fprintf(&b, "\n### Exact match by category\n\n| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat("---|", len(h)))
+		for _, row := range rows {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+		}
+		b.WriteString("\n" + categoryNote + "\n")
+	}
 	if rows, ok := r.splitRows(); ok {
 		fmt.Fprintf(&b, "\n### Split statistics\n\n| %s |\n|%s\n", strings.Join(splitHeader, " | "), strings.Repeat("---|", len(splitHeader)))
 		for _, row := range rows {
