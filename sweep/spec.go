@@ -20,7 +20,6 @@ import (
 	"compbench/data"
 	"compbench/data/tasks"
 	"compbench/models"
-	"compbench/train"
 )
 
 // Spec is a sweep file. The named axes (data: Tasks or Datasets; Models;
@@ -41,6 +40,10 @@ type Spec struct {
 	Seeds []uint64 `json:"seeds"`
 	// Vary holds axes over training-config fields, in order.
 	Vary []ConfigAxis `json:"vary,omitempty"`
+	// Preset names the train preset (train.Presets) every model starts
+	// from before Config and its own config are merged over it; a
+	// model's own preset wins.
+	Preset string `json:"preset,omitempty"`
 	// Config is the base training config, as a --config file of
 	// compbench train: a partial object over the model's defaults.
 	Config json.RawMessage `json:"config,omitempty"`
@@ -77,6 +80,8 @@ type Model struct {
 	// Name labels the model (default: Variant).
 	Name    string `json:"name,omitempty"`
 	Variant string `json:"variant"`
+	// Preset, when set, replaces the sweep's Preset for this model.
+	Preset string `json:"preset,omitempty"`
 	// Config is a partial training config over the sweep's Config.
 	Config json.RawMessage `json:"config,omitempty"`
 }
@@ -109,7 +114,7 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes a bare variant as a string.
 func (m Model) MarshalJSON() ([]byte, error) {
-	if m.Name == "" && len(m.Config) == 0 {
+	if m.Name == "" && m.Preset == "" && len(m.Config) == 0 {
 		return json.Marshal(m.Variant)
 	}
 	type plain Model
@@ -373,6 +378,9 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("models: %w", err)
 		}
 	}
+	if err := s.checkPresets(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, a := range s.Vary {
 		if !configKey.MatchString(a.Key) {
@@ -415,29 +423,6 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// merge sets src's keys over dst, recursing into objects both hold.
-func merge(dst, src map[string]any) {
-	for k, v := range src {
-		if sv, ok := v.(map[string]any); ok {
-			if dv, ok := dst[k].(map[string]any); ok {
-				merge(dv, sv)
-				continue
-			}
-		}
-		dst[k] = v
-	}
-}
-
-// model is the Models entry of a cell.
-func (s *Spec) model(c Cell) Model {
-	for _, m := range s.Models {
-		if m.Label() == c.Model {
-			return m
-		}
-	}
-	return Model{Variant: c.Variant}
-}
-
 var deviceName = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]+)$`)
 
 // maxBeam bounds the sweep's beam: wider than any target vocabulary of
@@ -446,81 +431,6 @@ var deviceName = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]+)$`)
 const maxBeam = 1 << 16
 
 var configKey = regexp.MustCompile(`^[a-z_0-9]+(\.[a-z_0-9]+)?$`)
-
-// TrainConfig is the --config file of a cell: Config with the cell's Vary
-// values set. It is checked strictly against train.Config over the model's
-// defaults, as compbench train will read it.
-func (s *Spec) TrainConfig(c Cell) ([]byte, error) {
-	b, _, err := s.cellConfig(c)
-	return b, err
-}
-
-// CellConfig is the training config a cell's run starts with: its
-// TrainConfig file over the model's defaults, the model applied.
-func (s *Spec) CellConfig(c Cell) (train.Config, error) {
-	_, cfg, err := s.cellConfig(c)
-	return cfg, err
-}
-
-func (s *Spec) cellConfig(c Cell) ([]byte, train.Config, error) {
-	obj := map[string]any{}
-	for _, part := range []struct {
-		what string
-		raw  json.RawMessage
-	}{{"config", s.Config}, {"models: " + c.Model + ": config", s.model(c).Config}} {
-		if len(bytes.TrimSpace(part.raw)) == 0 {
-			continue
-		}
-		var o map[string]any
-		if err := json.Unmarshal(part.raw, &o); err != nil {
-			return nil, train.Config{}, fmt.Errorf("%s: %w", part.what, err)
-		}
-		merge(obj, o)
-	}
-	for _, v := range c.Vary {
-		var val any
-		if err := json.Unmarshal(v.Value, &val); err != nil {
-			return nil, train.Config{}, fmt.Errorf("vary %s: %w", v.Key, err)
-		}
-		parent, key := obj, v.Key
-		if head, rest, ok := strings.Cut(v.Key, "."); ok {
-			sub, _ := obj[head].(map[string]any)
-			if sub == nil {
-				sub = map[string]any{}
-				obj[head] = sub
-			}
-			parent, key = sub, rest
-		}
-		parent[key] = val
-	}
-	b, err := json.MarshalIndent(obj, "", "  ")
-	if err != nil {
-		return nil, train.Config{}, err
-	}
-	cfg := train.DefaultsFor(c.Variant)
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, train.Config{}, fmt.Errorf("config: %w", err)
-	}
-	given := cfg.Model
-	if err := cfg.Model.ApplyVariant(c.Variant); err != nil {
-		return nil, train.Config{}, err
-	}
-	set := map[string]bool{}
-	if m, ok := obj["model"].(map[string]any); ok {
-		for k := range m {
-			set[k] = true
-		}
-	}
-	if err := models.CheckVariantFields(given, set, cfg.Model); err != nil {
-		return nil, train.Config{}, fmt.Errorf("config: %w", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, train.Config{}, fmt.Errorf("config: %w", err)
-	}
-	return append(b, '\n'), cfg, nil
-}
 
 // Cells is the cross product of the axes in a fixed order (data, model,
 // vary axes in order, seed), so indices and names are stable.

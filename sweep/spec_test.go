@@ -44,6 +44,9 @@ func TestSpecErrors(t *testing.T) {
 		{"glob without match", `{"models":["transformer"],"seeds":[1],"datasets":[{"glob":"nothing-*"}]}`, `glob "nothing-*" matches no folder`},
 		{"glob with paths", `{"models":["transformer"],"seeds":[1],"datasets":[{"glob":"*","train":"train.jsonl"}]}`, "give only a glob"},
 		{"trailing data", `{` + base + `} {}`, "data after the JSON object"},
+		{"unknown preset", `{` + base + `,"preset":"gpu-huge"}`, `preset: unknown preset "gpu-huge" (known: cpu-small, paper)`},
+		{"unknown model preset", `{"models":[{"variant":"transformer","preset":"cpu-smal"}],"seeds":[1],"tasks":["length"]}`, `models: transformer: preset: unknown preset "cpu-smal" (known: cpu-small, paper)`},
+		{"preset on a pretrained model", `{"models":["t5"],"seeds":[1],"tasks":["length"],"preset":"cpu-small"}`, "models: t5: preset cpu-small sizes a model"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(writeSpec(t, dir, c.body))
@@ -83,6 +86,54 @@ func TestCells(t *testing.T) {
 			b, err := s.TrainConfig(cells[c.i])
 			if err != nil || !strings.Contains(string(b), c.conf) || !strings.Contains(string(b), `"steps": 5`) {
 				t.Errorf("config %s (%v), want %s and steps 5", b, err, c.conf)
+			}
+		})
+	}
+}
+
+// TestPresets: a cell starts from its model's preset, else the sweep's,
+// else the model's defaults; the sweep's config, the model's and the vary
+// values are merged over it.
+func TestPresets(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Load(writeSpec(t, dir, `{"models":["transformer","lstm-attention",{"name":"big","variant":"transformer","preset":"paper","config":{"lr":0.002}}],
+		"seeds":[1],"tasks":["length"],"preset":"cpu-small","config":{"steps":300,"model":{"max_tgt_len":50}},"vary":[{"key":"model.dim","values":[32]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Load(writeSpec(t, dir, `{"models":["transformer"],"seeds":[1],"tasks":["length"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		spec          *Spec
+		cell, preset  string
+		layers, dim   int
+		steps, maxTgt int
+		lr            float64
+		schedule      string
+	}{
+		{s, "length.transformer.model.dim=32.seed1", "cpu-small", 2, 32, 300, 50, 5e-3, "polynomial"},
+		{s, "length.lstm-attention.model.dim=32.seed1", "cpu-small", 1, 32, 300, 50, 0.01, "polynomial"},
+		{s, "length.big.model.dim=32.seed1", "paper", 3, 32, 300, 50, 0.002, ""},
+		{plain, "length.transformer.seed1", "", 3, 256, 10000, 136, 1e-3, ""},
+	} {
+		t.Run(c.cell, func(t *testing.T) {
+			cell, err := c.spec.Find(c.cell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := c.spec.CellConfig(cell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := cfg.Model
+			if got := c.spec.CellPreset(cell); got != c.preset || cfg.Preset != c.preset {
+				t.Errorf("preset %q (config %q), want %q", got, cfg.Preset, c.preset)
+			}
+			if m.Layers != c.layers || m.Dim != c.dim || cfg.Steps != c.steps || m.MaxTgtLen != c.maxTgt || cfg.LR != c.lr || cfg.Schedule != c.schedule {
+				t.Errorf("layers %d dim %d steps %d max_tgt %d lr %g schedule %q; want %d %d %d %d %g %q",
+					m.Layers, m.Dim, cfg.Steps, m.MaxTgtLen, cfg.LR, cfg.Schedule, c.layers, c.dim, c.steps, c.maxTgt, c.lr, c.schedule)
 			}
 		})
 	}

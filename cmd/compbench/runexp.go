@@ -18,30 +18,17 @@ import (
 	"compbench/train"
 )
 
-// runConfig is the default model of compbench run: small enough for a CPU
-// demo in minutes, the paper's shape otherwise (Shi et al. App. C). It is
-// measured to learn part of the default task's training distribution (dev
-// exact match 10% on SCAN length, RESULTS.md): 300 steps with dropout 0.1
-// reached 3%. Dropout is off because so short a run cannot overfit.
-func runConfig() train.Config {
-	c := train.DefaultConfig()
-	c.Model.Layers, c.Model.Dim, c.Model.MLPDim, c.Model.Heads, c.Model.Dropout = 2, 64, 128, 4, 0
-	c.Model.MaxSrcLen, c.Model.MaxTgtLen = 64, 160
-	c.Steps, c.Batch, c.LR, c.Warmup, c.EvalEvery, c.EvalLimit = 600, 32, 2e-3, 100, 0, 200
-	return c
-}
-
 // runModelConfig is the starting config of one model of run: preset's
-// when one is named, else runConfig with the model's variant.
+// when one is named, else train.RunConfig with the model's variant.
 func runModelConfig(preset, model string) (train.Config, error) {
-	c := runConfig()
+	c := train.RunConfig()
 	if preset != "" {
 		if _, ok := models.Variants[model]; !ok {
 			return c, usagef("run: unknown model %q (known: %v)", model, models.VariantNames())
 		}
 		var err error
-		if c, err = presetConfig(preset, model); err != nil {
-			return c, err
+		if c, err = train.PresetConfig(preset, model); err != nil {
+			return c, usagef("%v", err)
 		}
 	}
 	if err := c.Model.ApplyVariant(model); err != nil {
@@ -56,9 +43,9 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// runDefaults describes runConfig for the help text and docs/run.md.
+// runDefaults describes train.RunConfig for the help text and docs/run.md.
 func runDefaults() string {
-	c := runConfig()
+	c := train.RunConfig()
 	return fmt.Sprintf("%d layers, dim %d, MLP %d, dropout %g, %d steps, batch %d, lr %g, warmup %d, max target %d",
 		c.Model.Layers, c.Model.Dim, c.Model.MLPDim, c.Model.Dropout, c.Steps, c.Batch, c.LR, c.Warmup, c.Model.MaxTgtLen)
 }

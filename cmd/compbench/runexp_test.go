@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"compbench/engine"
+	"compbench/train"
 )
 
 // runTiny is a compbench run small enough for a unit test: a 1-layer model,
@@ -87,7 +88,7 @@ func TestRunDeviceRefused(t *testing.T) {
 // part of the default task's training distribution (RESULTS.md), and its
 // help and docs/run.md state them.
 func TestRunDefaults(t *testing.T) {
-	c := runConfig()
+	c := train.RunConfig()
 	cases := []struct {
 		name      string
 		got, want any

@@ -220,7 +220,11 @@ func (r *cellRunner) train(ctx context.Context, c sweep.Cell, dir string, f cell
 		}
 		args = append(args, "--resume")
 	} else {
-		args = append(args, "--model", c.Variant, "--config", filepath.Join(dir, sweep.ConfigPatch),
+		args = append(args, "--model", c.Variant)
+		if p := r.spec.CellPreset(c); p != "" {
+			args = append(args, "--preset", p)
+		}
+		args = append(args, "--config", filepath.Join(dir, sweep.ConfigPatch),
 			"--seed", strconv.FormatUint(c.Seed, 10), "--force")
 	}
 	args = r.device(args)

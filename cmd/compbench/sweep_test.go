@@ -197,6 +197,10 @@ func TestSweepUsage(t *testing.T) {
 	if err := os.WriteFile(unknown, []byte(`{"models":["transformer"],"seeds":[1],"tasks":["length"],"sedes":[2]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	preset := filepath.Join(dir, "preset.json")
+	if err := os.WriteFile(preset, []byte(`{"models":["transformer"],"seeds":[1],"tasks":["length"],"preset":"gpu-huge"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		name string
@@ -213,6 +217,7 @@ func TestSweepUsage(t *testing.T) {
 		{"negative time limit", []string{"--file", spec, "--out", out, "--local", "--time-limit", "-1s"}, "positive duration"},
 		{"unknown key", []string{"--file", unknown, "--out", out, "--local"}, `unknown field "sedes"`},
 		{"unknown cell", []string{"--file", spec, "--out", out, "--cell", "nope"}, `no cell named "nope"`},
+		{"unknown preset", []string{"--file", preset, "--out", out, "--local"}, `unknown preset "gpu-huge" (known: cpu-small, paper)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			os.RemoveAll(out)

@@ -246,8 +246,8 @@ func (f *trainFlags) baseConfig(fs *flag.FlagSet, runDir string, resume bool) (t
 		if f.pretrained != "" {
 			return cfg, usagef("train: --preset sizes a model; --init takes the model from its folder (its settings are Bogin et al.'s fine-tuning)")
 		}
-		if cfg, err = presetConfig(f.preset, f.model); err != nil {
-			return cfg, err
+		if cfg, err = train.PresetConfig(f.preset, f.model); err != nil {
+			return cfg, usagef("%v", err)
 		}
 	}
 	if f.config != "" {
@@ -278,7 +278,7 @@ const maxCheckpointMinutes = 1.5e11
 
 // registerTrain adds the flags of train alone: --preset.
 func (f *trainFlags) registerTrain(fs *flag.FlagSet) {
-	fs.StringVar(&f.preset, "preset", "", "start from preset `NAME`'s size, schedule and batch ("+presetNames()+"; see above); --config and flags override it")
+	fs.StringVar(&f.preset, "preset", "", "start from preset `NAME`'s size, schedule and batch ("+strings.Join(train.PresetNames(), ", ")+"; see above); --config and flags override it")
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
