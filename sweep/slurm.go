@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,4 +243,42 @@ func Queue(ctx context.Context, out string) map[int]string {
 		}
 	}
 	return q
+}
+
+// SubmitUnfinished writes OUT/sweep.sbatch, a job array over the cells
+// neither finished nor queued, and submits it, or with dry prints it to w
+// instead. self is the compbench binary each task runs.
+func SubmitUnfinished(ctx context.Context, s *Spec, out, self string, sl Slurm, dry bool, w io.Writer) error {
+	cells := s.Cells()
+	// Cells whose array task Slurm still holds (pending or running) are
+	// left to it.
+	queued := Queue(ctx, out)
+	var todo []int
+	for _, c := range cells {
+		if _, busy := queued[c.Index]; !busy && StateOf(c.Dir(out)) != Finished {
+			todo = append(todo, c.Index)
+		}
+	}
+	if len(todo) == 0 {
+		fmt.Fprintf(w, "sweep: all %d cells are finished or queued (%d); nothing to submit\n", len(cells), len(queued))
+		return nil
+	}
+	script, err := Script(self, out, s.Name, cells, todo, sl)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(out, "sweep.sbatch")
+	if err := writeFile(path, []byte(script)); err != nil {
+		return err
+	}
+	if dry {
+		fmt.Fprintf(w, "%s\n# submit with: sbatch %s\n", script, path)
+		return nil
+	}
+	id, err := Submit(ctx, out, path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sweep: submitted job %s: %d of %d cells (%s); compbench sweep --status %s follows them\n", id, len(todo), len(cells), path, out)
+	return nil
 }

@@ -311,11 +311,6 @@ func absPretrained(raw json.RawMessage, abs func(string) string) json.RawMessage
 	return b
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // Validate checks the axes and builds every cell's training config, so a
 // bad key or value is reported before anything runs.
 func (s *Spec) Validate() error {

@@ -31,6 +31,14 @@ const (
 	stagingPrefix = ".checkpoint-tmp-"
 )
 
+// CheckpointPending reports whether the run in dir stopped while moving a
+// checkpoint into place: train --resume finishes the move first, so the
+// run is not finished whatever its state.json says.
+func CheckpointPending(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, pendingDir))
+	return err == nil
+}
+
 // checkpointFiles are the files a checkpoint may hold, in install order:
 // state.json names the step of the others, so it moves last.
 var checkpointFiles = []string{ModelFile, OptimFile, BestFile, StateFile}

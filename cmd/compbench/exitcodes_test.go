@@ -93,7 +93,7 @@ func TestSweepFileExitCodes(t *testing.T) {
 			if help := strings.Contains(errs, "--help"); help != (tc.code == 2) {
 				t.Errorf("stderr %q: the help is pointed at only for a usage error", errs)
 			}
-			if exists(out) {
+			if fileExists(out) {
 				t.Errorf("%s was written", out)
 			}
 		})

@@ -173,7 +173,7 @@ func TestReportOutputs(t *testing.T) {
 					t.Errorf("left %s behind", p)
 				}
 			}
-			if exists(filepath.Join(out, "plots")) {
+			if fileExists(filepath.Join(out, "plots")) {
 				t.Errorf("made %s", filepath.Join(out, "plots"))
 			}
 		})

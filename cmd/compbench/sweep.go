@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"time"
 
-	"compbench/data"
 	"compbench/progress"
 	"compbench/sweep"
 	"compbench/train"
@@ -99,56 +97,73 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 			return usagef("sweep: --cell: %v", err)
 		}
 	}
-	if err := recordSpec(spec, *out); err != nil {
+	if err := spec.Record(*out); err != nil {
+		var other *sweep.OtherSpecError
+		if errors.As(err, &other) {
+			return usagef("sweep: %v", err)
+		}
 		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("sweep: finding the compbench binary: %w", err)
 	}
-	r := &cellRunner{spec: spec, out: *out, self: self}
-	cells := spec.Cells()
+	r := &sweep.Runner{Spec: spec, Out: *out, Self: self}
 	switch {
 	case *cell != "":
-		c := one
-		if sweep.StateOf(c.Dir(*out)) == sweep.Finished {
-			fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
-			return nil
-		}
-		err := r.run(ctx, c)
-		var busy *train.BusyError
-		if errors.As(err, &busy) {
-			// Not a failure: the holder runs the cell.
-			fmt.Fprintf(stderr, "sweep: cell %s skipped: %v\n", c.Name, busy)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
+		return sweepCell(ctx, r, one, stderr)
+	case *slurm:
+		if err := sweep.SubmitUnfinished(ctx, spec, *out, self, sl, *dry, stdout); err != nil {
+			return fmt.Errorf("sweep: %w", err)
 		}
 		return nil
-	case *slurm:
-		return submitSweep(ctx, spec, *out, self, sl, *dry, stdout)
 	}
-	if *limit > 0 {
+	return sweepLocal(ctx, r, *jobs, *limit, stdout, stderr)
+}
+
+// sweepCell runs the one cell c (what each Slurm array task does). A cell
+// another process holds is not a failure: the holder runs it.
+func sweepCell(ctx context.Context, r *sweep.Runner, c sweep.Cell, stderr io.Writer) error {
+	if sweep.StateOf(c.Dir(r.Out)) == sweep.Finished {
+		fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
+		return nil
+	}
+	err := r.Run(ctx, c)
+	var busy *train.BusyError
+	if errors.As(err, &busy) {
+		fmt.Fprintf(stderr, "sweep: cell %s skipped: %v\n", c.Name, busy)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// sweepLocal runs the unfinished cells here, at most jobs at once, until
+// they are done or limit (0: none) has passed.
+func sweepLocal(ctx context.Context, r *sweep.Runner, jobs int, limit time.Duration, stdout, stderr io.Writer) error {
+	if limit > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *limit)
+		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	n := sweep.RunLocal(ctx, *out, cells, *jobs, r.run, progress.To(stderr))
+	out := r.Out
+	n := sweep.RunLocal(ctx, out, r.Spec.Cells(), jobs, r.Run, progress.To(stderr))
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("sweep: --time-limit %s reached with %d of %d cells done; run the same command again to continue", *limit, n.Done, n.Total)
+		return fmt.Errorf("sweep: --time-limit %s reached with %d of %d cells done; run the same command again to continue", limit, n.Done, n.Total)
 	case ctx.Err() != nil:
 		return fmt.Errorf("sweep: stopped with %d of %d cells done; run the same command again to continue", n.Done, n.Total)
 	case n.Failed > 0:
-		return fmt.Errorf("sweep: %d of %d cells failed (see %s)", n.Failed, n.Total, filepath.Join(*out, sweep.CellsDir, "*", sweep.ErrorFile))
+		return fmt.Errorf("sweep: %d of %d cells failed (see %s)", n.Failed, n.Total, filepath.Join(out, sweep.CellsDir, "*", sweep.ErrorFile))
 	case n.Busy > 0:
 		// Not a failure either: the cells are being run, elsewhere.
 		fmt.Fprintf(stdout, "sweep: %d of %d cells finished; %d are held by other processes (named above), which run them: compbench sweep --status %s follows them\n",
-			n.Done, n.Total, n.Busy, *out)
+			n.Done, n.Total, n.Busy, out)
 		return nil
 	}
-	fmt.Fprintf(stdout, "sweep: %d cells finished in %s; compbench report %s tabulates them\n", n.Total, *out, *out)
+	fmt.Fprintf(stdout, "sweep: %d cells finished in %s; compbench report %s tabulates them\n", n.Total, out, out)
 	return nil
 }
 
@@ -163,100 +178,12 @@ func specError(prefix string, err error) error {
 	return usagef("%s: %v", prefix, err)
 }
 
-// recordSpec writes the resolved sweep file to OUT/sweep.json, or checks
-// that the one there is the same: cells are matched by name, so reusing OUT
-// for a different sweep would mix their results.
-func recordSpec(spec *sweep.Spec, out string) error {
-	b, err := spec.Marshal()
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(out, sweep.SpecFile)
-	old, err := data.ReadFileLimit(path, data.ConfigFile)
-	switch {
-	case err == nil && !bytes.Equal(old, b):
-		return usagef("sweep: %s holds another sweep (its %s differs from --file): give a new --out, or remove %s to reuse the finished cells", out, sweep.SpecFile, path)
-	case err == nil:
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	return writeAtomic(path, b)
-}
-
-// submitSweep writes OUT/sweep.sbatch over the unfinished cells and submits
-// it, or prints it with dry.
-func submitSweep(ctx context.Context, spec *sweep.Spec, out, self string, sl sweep.Slurm, dry bool, stdout io.Writer) error {
-	cells := spec.Cells()
-	// Cells whose array task Slurm still holds (pending or running) are
-	// left to it.
-	queued := sweep.Queue(ctx, out)
-	var todo []int
-	for _, c := range cells {
-		if _, busy := queued[c.Index]; !busy && sweep.StateOf(c.Dir(out)) != sweep.Finished {
-			todo = append(todo, c.Index)
-		}
-	}
-	if len(todo) == 0 {
-		fmt.Fprintf(stdout, "sweep: all %d cells are finished or queued (%d); nothing to submit\n", len(cells), len(queued))
-		return nil
-	}
-	script, err := sweep.Script(self, out, spec.Name, cells, todo, sl)
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	path := filepath.Join(out, "sweep.sbatch")
-	if err := writeAtomic(path, []byte(script)); err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	if dry {
-		fmt.Fprintf(stdout, "%s\n# submit with: sbatch %s\n", script, path)
-		return nil
-	}
-	id, err := sweep.Submit(ctx, out, path)
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	fmt.Fprintf(stdout, "sweep: submitted job %s: %d of %d cells (%s); compbench sweep --status %s follows them\n", id, len(todo), len(cells), path, out)
-	return nil
-}
-
-// running is --status's state of a cell whose lock a process holds.
-const running sweep.State = "running"
-
-// sweepStatus prints each cell's state from its folder (running when a
-// process holds its lock) and, where Slurm still knows the array task,
-// squeue's state.
+// sweepStatus prints each cell's state (sweep.PrintStatus) of the sweep
+// recorded in out.
 func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
 	spec, err := sweep.LoadRecorded(out)
 	if err != nil {
 		return specError("sweep: --status", err)
 	}
-	q := sweep.Queue(ctx, out)
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tstate\tslurm")
-	counts := map[sweep.State]int{}
-	for _, c := range spec.Cells() {
-		st := sweep.StateOf(c.Dir(out))
-		shown := string(st)
-		if h, held := train.LockHolder(c.Dir(out)); held && st != sweep.Finished {
-			// A process holds the cell: it runs, whatever its files say.
-			st, shown = running, fmt.Sprintf("%s (%s)", running, h)
-		}
-		counts[st]++
-		slurm := q[c.Index]
-		if slurm == "" {
-			slurm = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, shown, slurm)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%d finished, %d running, %d started, %d failed, %d pending\n",
-		counts[sweep.Finished], counts[running], counts[sweep.Started], counts[sweep.Failed], counts[sweep.Pending])
-	return err
+	return sweep.PrintStatus(ctx, spec, out, stdout)
 }

@@ -273,7 +273,7 @@ func TestSweepSlurmScriptInjection(t *testing.T) {
 						t.Fatal(err)
 					}
 					os.MkdirAll(s.out, 0o755)
-					err = submitSweep(context.Background(), spec, s.out, s.self, sweep.Slurm{}, true, &stdout)
+					err = sweep.SubmitUnfinished(context.Background(), spec, s.out, s.self, sweep.Slurm{}, true, &stdout)
 				}
 				script := filepath.Join(s.out, "sweep.sbatch")
 				if err != nil {
@@ -284,7 +284,7 @@ func TestSweepSlurmScriptInjection(t *testing.T) {
 					if code := exitCode(err, &stderr); code != want || strings.Count(stderr.String(), "\n") != 1 {
 						t.Fatalf("exit %d, stderr %q: want %d and one line", code, stderr.String(), want)
 					}
-					if exists(script) || (s.self == "" && exists(s.out)) {
+					if fileExists(script) || (s.self == "" && fileExists(s.out)) {
 						t.Errorf("a refused sweep wrote %s", s.out)
 					}
 					return
