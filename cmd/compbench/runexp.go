@@ -37,6 +37,24 @@ func runModelConfig(preset, model string) (train.Config, error) {
 	return c, nil
 }
 
+// checkSplitDir refuses a --data folder that is not a split's (checked
+// before anything is written) and an --out that is that folder, whose run
+// folders would mix with the data.
+func checkSplitDir(dir, out string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("run: --data %s: not a folder (want a split folder: train.jsonl, dev.jsonl, test.jsonl, as compbench split writes)", dir)
+	}
+	for _, f := range []string{"train.jsonl", "dev.jsonl", "test.jsonl"} {
+		if !fileExists(filepath.Join(dir, f)) {
+			return fmt.Errorf("run: --data %s has no %s (a split folder holds train.jsonl, dev.jsonl and test.jsonl)", dir, f)
+		}
+	}
+	if a, b := filepath.Clean(dir), filepath.Clean(out); a == b {
+		return usagef("run: --out %s is the --data folder: give the experiment a folder of its own", out)
+	}
+	return nil
+}
+
 // fileExists reports whether path names an existing file.
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
@@ -97,6 +115,9 @@ and the model and optimisation flags of "compbench train" override either
 			if isSet(fs, n) {
 				return usagef("run: --%s generates data; --data %s reads it: give one of them", n, *split)
 			}
+		}
+		if err := checkSplitDir(*split, *out); err != nil {
+			return err
 		}
 	}
 	modelSet := false

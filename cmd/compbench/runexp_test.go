@@ -183,6 +183,27 @@ func TestRunData(t *testing.T) {
 			}
 		})
 	}
+	for _, c := range []struct {
+		name, data, out, want string
+		code                  int
+	}{
+		{"missing folder", filepath.Join(dir, "nope"), filepath.Join(dir, "r1"), "not a folder", 1},
+		{"a file", filepath.Join(gen, "train.jsonl"), filepath.Join(dir, "r2"), "not a folder", 1},
+		{"no test.jsonl", filepath.Join(dir, "out"), filepath.Join(dir, "r3"), "has no train.jsonl", 1},
+		{"out is the data", bare, bare, "is the --data folder", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, "run", "--data", c.data, "--out", c.out, "--models", "transformer")
+			if code != c.code || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, c.code, c.want)
+			}
+			if c.out != c.data {
+				if _, err := os.Stat(c.out); err == nil {
+					t.Errorf("a refused run left %s", c.out)
+				}
+			}
+		})
+	}
 	t.Run("refused beside --task", func(t *testing.T) {
 		out := filepath.Join(dir, "refused")
 		_, errs, code := runCLI(t, "run", "--data", gen, "--task", "length", "--out", out)
