@@ -51,6 +51,10 @@ type Options struct {
 	LogEvery int
 	// Progress receives the progress bar and warnings (nil: none).
 	Progress progress.Reporter
+	// TruncationNoted says the caller has already warned, per file, of
+	// the training examples the length limits cut: Train then does not
+	// repeat it.
+	TruncationNoted bool
 	// CheckpointEvery, when > 0, adds a checkpoint whenever that much time
 	// has passed since the last one, between the --eval-every ones.
 	CheckpointEvery time.Duration
@@ -251,7 +255,7 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("training data: %w", err)
 	}
-	if stats.Truncated > 0 {
+	if stats.Truncated > 0 && !o.TruncationNoted {
 		o.Progress.Notef("warning: %d training examples longer than the model's limits (%d source / %d target tokens) were truncated",
 			stats.Truncated, cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
 	}

@@ -397,6 +397,7 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 		}
 	}
 	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Progress: progress.To(stderr), AllowDataChange: *allowData,
+		TruncationNoted: true,
 		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute)), Lock: lock}
 	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
 		return err
@@ -432,9 +433,6 @@ func printResult(w io.Writer, dir string, r *train.Result) {
 		fmt.Fprintf(w, ", best dev exact match %.2f%% (loss %.4f) at step %d", 100*r.DevEM, r.DevLoss, r.BestStep)
 	}
 	fmt.Fprintln(w)
-	if r.Truncated > 0 {
-		fmt.Fprintf(w, "%d over-long training examples were truncated\n", r.Truncated)
-	}
 }
 
 // fingerprints are the size and SHA-256 of the data files, for data.json.

@@ -36,12 +36,17 @@ func TestTruncationWarning(t *testing.T) {
 			if args[0] == "train" {
 				args = append(append([]string(nil), args...), tiny...)
 			}
-			_, errs, code := runCLI(t, args...)
+			out, errs, code := runCLI(t, args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d: %s", code, c.code, errs)
 			}
 			if c.want != "" && !strings.Contains(errs, c.want+"\n") {
 				t.Errorf("stderr lacks\n%s\n%s", c.want, errs)
+			}
+			// Once per file (train's --train and --dev are the same file
+			// here): not again from the training loop or the summary.
+			if n := strings.Count(errs+out, "truncated"); c.want != "" && args[0] == "train" && n != 2 {
+				t.Errorf("%d mentions of truncation, want one per file (2):\n%s%s", n, errs, out)
 			}
 			if c.want == "" && strings.Contains(errs, "examples truncated;") {
 				t.Errorf("a truncation note where nothing is cut or --strict refuses:\n%s", errs)
