@@ -24,6 +24,9 @@ func Load(paths ...string) (*Report, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no sweep or run folder to report")
 	}
+	if err := Distinct(paths); err != nil {
+		return nil, err
+	}
 	r := &Report{splits: map[string]*SplitStats{}}
 	var titles []string
 	var loose []int // runs read from plain run folders
@@ -298,4 +301,34 @@ func ReadMetrics(path string) ([]MetricLine, error) {
 		lines = append(lines, l)
 	}
 	return lines, sc.Err()
+}
+
+// Distinct refuses a folder given twice, or inside another one given (a
+// sweep and one of its cells): its runs would count twice as seeds.
+func Distinct(paths []string) error {
+	real := make([]string, len(paths))
+	for i, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		if e, err := filepath.EvalSymlinks(a); err == nil {
+			a = e
+		}
+		real[i] = a
+	}
+	for i := range real {
+		for j := range real {
+			if i == j {
+				continue
+			}
+			if real[i] == real[j] && i < j {
+				return fmt.Errorf("%s and %s are the same folder: its runs would count twice", paths[i], paths[j])
+			}
+			if strings.HasPrefix(real[j], real[i]+string(filepath.Separator)) {
+				return fmt.Errorf("%s is inside %s, also given: its runs would count twice", paths[j], paths[i])
+			}
+		}
+	}
+	return nil
 }

@@ -67,6 +67,9 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 	case *plots != "":
 		*figures, figFlag = *plots, "--plots"
 	}
+	if err := report.Distinct(pos); err != nil {
+		return usagef("report: %v", err)
+	}
 	for _, dir := range pos {
 		for _, o := range []data.Named{{Flag: "--out", Path: *out}, {Flag: figFlag, Path: *figures}} {
 			if err := checkOutside(o, dir); err != nil {

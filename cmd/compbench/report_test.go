@@ -235,4 +235,18 @@ func TestReportRunFolders(t *testing.T) {
 			}
 		})
 	}
+	// A folder given twice (or by another spelling) would count its run
+	// as two seeds.
+	for _, tc := range []struct{ name, a, b string }{
+		{"same folder twice", runs[0], runs[0]},
+		{"another spelling", runs[0], runs[0] + "/."},
+		{"inside another", dir, runs[0]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, "report", tc.a, tc.b)
+			if code != 2 || !strings.Contains(errs, "would count twice") {
+				t.Errorf("exit %d, stderr %q; want 2 and a refusal", code, errs)
+			}
+		})
+	}
 }
