@@ -303,8 +303,8 @@ func ReadMetrics(path string) ([]MetricLine, error) {
 	return lines, sc.Err()
 }
 
-// Distinct refuses a folder given twice, or inside another one given (a
-// sweep and one of its cells): its runs would count twice as seeds.
+// Distinct refuses a folder given twice, or inside a sweep folder also
+// given (one of its cells): its runs would count twice as seeds.
 func Distinct(paths []string) error {
 	real := make([]string, len(paths))
 	for i, p := range paths {
@@ -325,8 +325,9 @@ func Distinct(paths []string) error {
 			if real[i] == real[j] && i < j {
 				return fmt.Errorf("%s and %s are the same folder: its runs would count twice", paths[i], paths[j])
 			}
-			if strings.HasPrefix(real[j], real[i]+string(filepath.Separator)) {
-				return fmt.Errorf("%s is inside %s, also given: its runs would count twice", paths[j], paths[i])
+			// A run inside a run folder (its ft/) is a run of its own.
+			if strings.HasPrefix(real[j], real[i]+string(filepath.Separator)) && exists(filepath.Join(real[i], sweep.SpecFile)) {
+				return fmt.Errorf("%s is inside the sweep %s, also given: its runs would count twice", paths[j], paths[i])
 			}
 		}
 	}

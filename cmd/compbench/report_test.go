@@ -235,12 +235,15 @@ func TestReportRunFolders(t *testing.T) {
 			}
 		})
 	}
-	// A folder given twice (or by another spelling) would count its run
-	// as two seeds.
+	// A folder given twice (or by another spelling), or a cell beside its
+	// sweep, would count its runs twice as seeds.
+	sweepDir := filepath.Join(dir, "sweep")
+	os.MkdirAll(filepath.Join(sweepDir, "cells", "x"), 0o755)
+	writeFile(t, sweepDir, "sweep.json", "{}")
 	for _, tc := range []struct{ name, a, b string }{
 		{"same folder twice", runs[0], runs[0]},
 		{"another spelling", runs[0], runs[0] + "/."},
-		{"inside another", dir, runs[0]},
+		{"a cell of a sweep given", sweepDir, filepath.Join(sweepDir, "cells", "x")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errs, code := runCLI(t, "report", tc.a, tc.b)
@@ -249,4 +252,15 @@ func TestReportRunFolders(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a run and its fine-tuned run", func(t *testing.T) {
+		ft := filepath.Join(runs[0], "ft")
+		os.MkdirAll(ft, 0o755)
+		for _, f := range []string{"config.json", "state.json", "metrics.jsonl"} {
+			b, _ := os.ReadFile(filepath.Join(runs[0], f))
+			writeFile(t, ft, f, string(b))
+		}
+		if _, errs, code := runCLI(t, "report", runs[0], ft); code != 0 {
+			t.Errorf("exit %d (%s): a run inside a run folder is a run of its own", code, errs)
+		}
+	})
 }
