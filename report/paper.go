@@ -80,39 +80,73 @@ func (r *Report) SetPaper(name string) error {
 }
 
 // pool adds, for each published row whose data is a pattern (mcd*), one
-// row per model over every run of the groups the pattern matches, when it
-// matches more than one: the paper's MCD number is the mean over its MCD
-// splits, so ours is the mean over all MCD runs (splits and seeds).
+// row per model and family of datasets over every run of the groups the
+// pattern matches, when it matches more than one: the paper's MCD number is
+// the mean over its MCD splits, so ours is the mean over all MCD runs
+// (splits and seeds). A family is what a data name puts before its last
+// "-" (ours-mcd1..3, published-mcd1), so two families of splits in one
+// report are pooled apart.
 func (r *Report) pool() {
 	n := len(r.Groups)
 	for _, row := range r.paper.Rows {
-		prefix, ok := strings.CutSuffix(row.Data, "*")
-		if !ok {
+		if !strings.HasSuffix(row.Data, "*") {
 			continue
 		}
-		var pooled *Group
-		datasets := map[string]bool{}
+		pooled := map[string]*Group{}
+		datasets := map[string]map[string]bool{}
+		var order []string
 		for gi := 0; gi < n; gi++ {
 			g := &r.Groups[gi]
-			variant := g.Cell.Variant
-			if variant == "" {
-				variant = g.Cell.Model
-			}
-			if variant != row.Model || !strings.HasPrefix(g.Cell.Data, prefix) || len(g.Cell.Vary) > 0 {
+			if variantOf(g) != row.Model || !matchData(row.Data, g.Cell.Data) || len(g.Cell.Vary) > 0 {
 				continue
 			}
-			if pooled == nil {
-				pooled = &Group{Cell: g.Cell, Pooled: true}
-				pooled.Cell.Data = row.Data
+			fam, _ := family(g.Cell.Data)
+			p := pooled[fam]
+			if p == nil {
+				p = &Group{Cell: g.Cell, Pooled: true}
+				p.Cell.Data = fam + row.Data
+				pooled[fam], datasets[fam] = p, map[string]bool{}
+				order = append(order, fam)
 			}
-			datasets[g.Cell.Data] = true
-			pooled.Runs = append(pooled.Runs, g.Runs...)
+			datasets[fam][g.Cell.Data] = true
+			p.Runs = append(p.Runs, g.Runs...)
 		}
-		if pooled != nil && len(datasets) > 1 {
-			r.summarise(pooled)
-			r.Groups = append(r.Groups, *pooled)
+		for _, fam := range order {
+			if len(datasets[fam]) > 1 {
+				r.summarise(pooled[fam])
+				r.Groups = append(r.Groups, *pooled[fam])
+			}
 		}
 	}
+}
+
+// family splits a data name at its last "-": "ours-" and "mcd1" for
+// ours-mcd1, "" and the name when there is none.
+func family(name string) (prefix, rest string) {
+	if i := strings.LastIndex(name, "-"); i >= 0 {
+		return name[:i+1], name[i+1:]
+	}
+	return "", name
+}
+
+// matchData reports whether a published row's data matches a cell's data
+// name: exactly, or, for a pattern ending in "*" (mcd*), when the name or
+// the part after its family prefix starts with the rest (mcd1,
+// published-mcd1, ours-mcd2).
+func matchData(pattern, name string) bool {
+	prefix, ok := strings.CutSuffix(pattern, "*")
+	if !ok {
+		return pattern == name
+	}
+	_, rest := family(name)
+	return strings.HasPrefix(name, prefix) || strings.HasPrefix(rest, prefix)
+}
+
+func variantOf(g *Group) string {
+	if g.Cell.Variant != "" {
+		return g.Cell.Variant
+	}
+	return g.Cell.Model
 }
 
 // published is the paper's row for a group, if any.
@@ -120,15 +154,8 @@ func (r *Report) published(g *Group) (PaperRow, bool) {
 	if r.paper == nil {
 		return PaperRow{}, false
 	}
-	variant := g.Cell.Variant
-	if variant == "" {
-		variant = g.Cell.Model
-	}
 	for _, row := range r.paper.Rows {
-		if row.Model != variant {
-			continue
-		}
-		if row.Data == g.Cell.Data || (strings.HasSuffix(row.Data, "*") && strings.HasPrefix(g.Cell.Data, strings.TrimSuffix(row.Data, "*"))) {
+		if row.Model == variantOf(g) && matchData(row.Data, g.Cell.Data) {
 			return row, true
 		}
 	}

@@ -263,3 +263,43 @@ func TestReportPooled(t *testing.T) {
 		})
 	}
 }
+
+// TestPaperFamilies: a published MCD row (mcd*) matches data names with a
+// family prefix (published-mcd1, ours-mcd2), and two families in one report
+// are pooled apart, each over its own splits.
+func TestPaperFamilies(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"mcd*", "mcd1", true}, {"mcd*", "published-mcd1", true}, {"mcd*", "ours-mcd3", true},
+		{"mcd*", "random", false}, {"mcd*", "published-random", false}, {"random", "random", true}, {"random", "ours-random", false},
+	} {
+		t.Run(c.pattern+"~"+c.name, func(t *testing.T) {
+			if got := matchData(c.pattern, c.name); got != c.want {
+				t.Errorf("matchData(%q, %q) = %v", c.pattern, c.name, got)
+			}
+		})
+	}
+	run := func(data string, em float64) Run {
+		return Run{Result: sweep.Result{Cell: sweep.Cell{Data: data, Model: "lstm-attention", Variant: "lstm-attention", Seed: 1}, DevEM: em, TestEM: em}}
+	}
+	r := &Report{Runs: []Run{run("published-mcd1", 0.02), run("ours-mcd1", 0.04), run("ours-mcd2", 0.06), run("ours-mcd3", 0.08)}}
+	r.group()
+	if err := r.SetPaper("keysers-table4"); err != nil {
+		t.Fatal(err)
+	}
+	var pooled []string
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if _, ok := r.published(g); !ok {
+			t.Errorf("%s has no published number", g.Cell.Data)
+		}
+		if g.Pooled {
+			pooled = append(pooled, fmt.Sprintf("%s n=%d %.2f", g.Cell.Data, g.TestEM.N, g.TestEM.Mean))
+		}
+	}
+	if got := strings.Join(pooled, "; "); got != "ours-mcd* n=3 0.06" {
+		t.Errorf("pooled rows %q, want one over ours-mcd1..3", got)
+	}
+}
