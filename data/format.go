@@ -122,9 +122,16 @@ func EachRecord(path, format string, fn func(r *Record) error) error {
 		return err
 	}
 	defer f.Close()
+	return EachRecordIn(f, path, format, fn)
+}
+
+// EachRecordIn is EachRecord on r, already opened from path: for a caller
+// that holds the file (to measure its progress, or a FIFO that cannot be
+// opened twice). path names the records' ids and the errors.
+func EachRecordIn(r io.Reader, path, format string, fn func(r *Record) error) error {
 	n := 0
 	var fnErr error
-	err = Decode(f, format, IDPrefix(path), func(r *Record) error {
+	err := Decode(r, format, IDPrefix(path), func(r *Record) error {
 		n++
 		fnErr = fn(r)
 		return fnErr

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,56 +100,6 @@ func TestCFQImportGoogleExample(t *testing.T) {
 	})
 }
 
-// The MCD1 excerpt read as a zip and as a folder gives the same files;
-// line 3 of each part is an example record, so its text is checked
-// against dataset.json's import (data/cfq's TestTextRelease checks all
-// three).
-func TestCFQImportText(t *testing.T) {
-	dir := t.TempDir()
-	zipPath := filepath.Join(dir, "cfq_data.zip")
-	cfqZip(t, cfqMCD1, zipPath)
-	var first map[string][]byte
-	for _, src := range []string{zipPath, cfqMCD1} {
-		t.Run(filepath.Base(src), func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "mcd1")
-			stdout, err := runCFQArgs("import", "--text", src, "--out-dir", out, "--out", filepath.Join(out, "all.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(stdout, "wrote 9 records") || !strings.Contains(stdout, "train 3, dev 3, test 3") {
-				t.Errorf("stdout %q", stdout)
-			}
-			got := map[string][]byte{}
-			for _, f := range []string{"train", "dev", "test", "all"} {
-				b, err := os.ReadFile(filepath.Join(out, f+".jsonl"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got[f] = b
-			}
-			if ids := cfqIDs(t, filepath.Join(out, "all.jsonl")); ids != "train-1 train-2 train-3 dev-1 dev-2 dev-3 test-1 test-2 test-3" {
-				t.Errorf("ids %q", ids)
-			}
-			recs, err := data.ReadRecords(filepath.Join(out, "test.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := recs[2]; r.Input != "Did M0 ' s writer , editor , cinematographer , producer , and director marry and influence M1" || len(r.Extra) != 0 {
-				t.Errorf("test-3: %+v", r)
-			}
-			if first == nil {
-				first = got
-			} else {
-				for f := range got {
-					if !bytes.Equal(got[f], first[f]) {
-						t.Errorf("%s.jsonl differs between the zip and the folder", f)
-					}
-				}
-			}
-		})
-	}
-}
-
 func TestCFQImportTextErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "o")
@@ -193,38 +141,5 @@ func TestCFQImportTextErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// cfqZip writes the files under dir into a zip at dst, named relative to
-// dir, as CFQ's MCD1 zip names them (data/mcd1/...).
-func cfqZip(t *testing.T, dir, dst string) {
-	t.Helper()
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		body, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		w, err := zw.Create(filepath.ToSlash(rel))
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(body)
-		return err
-	})
-	if err == nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = os.WriteFile(dst, b.Bytes(), 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 }

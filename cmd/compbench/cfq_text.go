@@ -5,12 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"compbench/data"
 	"compbench/data/cfq"
-	"compbench/progress"
 )
 
 // cfqTextExcludes are the import flags that describe dataset.json and
@@ -38,75 +35,20 @@ func runCFQText(ctx context.Context, fs *flag.FlagSet, src, out, outDir string, 
 	}
 	outs := files("--out", out)
 	if outDir != "" {
-		for p := cfq.Train; p <= cfq.Test; p++ {
-			outs = append(outs, files("--out-dir", filepath.Join(outDir, cfq.PartNames[p]+".jsonl"))...)
-		}
+		outs = append(outs, files("--out-dir", cfq.PartPaths(outDir)...)...)
 	}
 	if err := checkNotInput(outs, files("--text", src)); err != nil {
 		return err
 	}
-	for _, o := range outs {
-		if err := data.CheckFree(o.Path, force); err != nil {
-			return err
-		}
-	}
-	rel, err := cfq.OpenText(src)
+	sum, err := cfq.ImportText(ctx, cfq.TextOptions{Src: src, Out: out, OutDir: outDir, Force: force, Status: stderr})
 	if err != nil {
-		return fmt.Errorf("cfq import: %w", err)
-	}
-	defer rel.Close()
-
-	set := data.NewOutputSet(force)
-	var all *data.Encoder
-	if out != "" {
-		w, err := set.Create(out)
-		if err != nil {
-			return err
-		}
-		all = data.NewEncoder(w)
-	}
-	bar := progress.New(stderr, "import", rel.Size())
-	defer bar.Finish()
-	var counts [4]int
-	for p := cfq.Train; p <= cfq.Test; p++ {
-		var enc *data.Encoder
-		if outDir != "" {
-			w, err := set.Create(filepath.Join(outDir, cfq.PartNames[p]+".jsonl"))
-			if err != nil {
-				set.Abort()
-				return err
-			}
-			enc = data.NewEncoder(w)
-		}
-		err := rel.Each(p, func(rec *data.Record, n int64) error {
-			if counts[p]%1024 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			counts[p]++
-			bar.Add(n)
-			for _, e := range []*data.Encoder{all, enc} {
-				if e != nil {
-					if err := e.Encode(rec); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			set.Abort()
-			return fmt.Errorf("cfq import: %s: %w", src, err)
-		}
-	}
-	if err := set.Commit(); err != nil {
 		return err
 	}
-	total := counts[cfq.Train] + counts[cfq.Dev] + counts[cfq.Test]
 	if out != "" {
-		fmt.Fprintf(stdout, "wrote %d records to %s\n", total, out)
+		fmt.Fprintf(stdout, "wrote %d records to %s\n", sum.Records, out)
 	}
 	if outDir != "" {
-		fmt.Fprintf(stdout, "wrote split to %s: train %d, dev %d, test %d\n", outDir, counts[cfq.Train], counts[cfq.Dev], counts[cfq.Test])
+		fmt.Fprintf(stdout, "wrote split to %s: train %d, dev %d, test %d\n", outDir, sum.Train, sum.Dev, sum.Test)
 	}
 	return nil
 }
