@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -14,16 +14,8 @@ import (
 	"compbench/data/split"
 	"compbench/data/structure"
 	"compbench/progress"
+	"compbench/provenance"
 )
-
-// grammarSplitParams is split.json's "params" for a grammar split.
-type grammarSplitParams struct {
-	// Grammar is the grammar file's name.
-	Grammar string `json:"grammar"`
-	split.GrammarParams
-	// MaxSize is the largest compound used by the statistics.
-	MaxSize int `json:"compound_max_size"`
-}
 
 // runSplitGrammar implements "compbench split grammar".
 func runSplitGrammar(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -89,118 +81,33 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 	if err != nil {
 		return fmt.Errorf("grammar %w", err)
 	}
-	pool, err := split.LoadPool(*in)
-	if err != nil {
+	job := split.Job{Method: "grammar", PoolName: *in, Compounds: comp, Progress: progress.To(stderr),
+		Grammar: split.GrammarJob{Grammar: g, GrammarName: *grammar, Config: cfg, MaxBytes: int64(maxBytes)}}
+	if job.Pool, err = split.LoadPool(*in); err != nil {
 		return err
 	}
-	s, err := split.NewGrammarSplitter(g, pool, cfg)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	if *list {
-		bar := progress.New(stderr, "grammar splits", int64(s.Len()))
-		cands := s.Candidates(func() { bar.Add(1) })
-		bar.Finish()
-		return split.WriteGrammarList(stdout, cands)
-	}
-
-	// --all: find the valid candidates, estimate what they take on disk and
-	// refuse if that is over --max-bytes or any target exists, all before
-	// the compound index is built, so a refusal costs seconds. Every split
-	// folder copies its records: 1,000 splits of a 5,000-record COVR pool
-	// are over 10 GB.
-	var valid []int
-	var nCands int
-	if *all {
-		bar := progress.New(stderr, "grammar splits", int64(s.Len()))
-		cands := s.Candidates(func() { bar.Add(1) })
-		bar.Finish()
-		nCands = len(cands)
-		perRecord, err := recordBytes(pool)
-		if err != nil {
-			return err
-		}
-		var total float64
-		for _, c := range cands {
-			if c.Valid {
-				valid = append(valid, c.Index)
-				total += splitBytes(perRecord, c.NTrain+c.NDev+c.NTest)
-			}
-		}
-		if len(valid) == 0 {
-			return fmt.Errorf("split grammar: none of the %d candidate splits is valid", len(cands))
-		}
-		if total > float64(maxBytes) {
-			return fmt.Errorf("split grammar: --all would write %d splits of about %s each, about %s in all, under %s: over --max-bytes %s; raise --max-bytes, or write the splits you need with --index K (see --list)",
-				len(valid), fmtBytes(total/float64(len(valid))), fmtBytes(total), *out, fmtBytes(float64(maxBytes)))
-		}
-		for _, k := range valid {
-			if err := checkSplitFree(filepath.Join(*out, strconv.Itoa(k)), *force, ins); err != nil {
-				return err
-			}
-		}
-	}
-
-	trees, err := split.Trees(pool, structure.TreeAuto)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	ix, err := structure.Build(trees, comp, progress.To(stderr))
-	if err != nil {
+	w, err := job.RunGrammar(ctx, split.Pick{List: *list, Index: *index, All: *all}, split.Out{
+		Dir: *out, Force: *force, Table: stdout,
+		Check: func(dir string) error { return checkSplitFree(dir, *force, ins) },
+		Provenance: func() (*provenance.Record, error) {
+			return provenanceOf([2]string{"in", *in}, [2]string{"grammar", *grammar})
+		},
+	})
+	var ie *split.IndexError
+	var se *split.SizeError
+	switch {
+	case errors.As(err, &ie):
+		return usagef("split grammar: %v", ie)
+	case errors.As(err, &se):
+		return fmt.Errorf("split grammar: --all would write %d splits of about %s each, about %s in all, under %s: over --max-bytes %s; raise --max-bytes, or write the splits you need with --index K (see --list)",
+			se.Splits, fmtBytes(se.Total/float64(se.Splits)), fmtBytes(se.Total), *out, fmtBytes(float64(maxBytes)))
+	case err != nil || *list:
 		return err
+	case *all:
+		fmt.Fprintf(stdout, "wrote %d valid splits of %d candidates under %s\n", w.Splits, w.Candidates, *out)
+		return nil
 	}
-	anon, err := split.ParseAnonymizer("generic")
-	if err != nil {
-		return err
-	}
-	prov, err := provenanceOf([2]string{"in", *in}, [2]string{"grammar", *grammar})
-	if err != nil {
-		return err
-	}
-	write := func(c *split.GrammarCandidate, dir string) (*split.Result, error) {
-		params := grammarSplitParams{Grammar: filepath.Base(*grammar), GrammarParams: s.Params(c), MaxSize: *maxSize}
-		a := split.Assignment{Train: c.Train, Dev: c.Dev, Test: c.Test}
-		res := split.NewResult("grammar", params, pool, ix, a, anon)
-		res.Provenance = prov
-		return res, split.Write(dir, res, pool, *force)
-	}
-	if *index >= 0 {
-		c, err := s.Candidate(*index)
-		if err != nil {
-			return usagef("split grammar: %v", err)
-		}
-		if err := c.Invalid(); err != nil {
-			return err
-		}
-		res, err := write(&c, *out)
-		if err != nil {
-			return err
-		}
-		return printStats(stdout, res.Stats, false)
-	}
-
-	// --all: write each valid folder (each one all-or-nothing).
-	bar := progress.New(stderr, "writing splits", int64(len(valid)))
-	defer bar.Finish()
-	fmt.Fprintln(stdout, "index\ttrain\tdev\ttest\tatom_div\tcompound_div")
-	for _, k := range valid {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c, err := s.Candidate(k)
-		if err != nil {
-			return err
-		}
-		res, err := write(&c, filepath.Join(*out, strconv.Itoa(k)))
-		if err != nil {
-			return err
-		}
-		st := res.Stats
-		fmt.Fprintf(stdout, "%d\t%d\t%d\t%d\t%s\t%s\n", k, st.TrainSize, st.DevSize, st.TestSize, fmtDiv(st.AtomDivergence), fmtDiv(st.CompoundDivergence))
-		bar.Add(1)
-	}
-	fmt.Fprintf(stdout, "wrote %d valid splits of %d candidates under %s\n", len(valid), nCands, *out)
-	return nil
+	return printStats(stdout, w.Result.Stats, false)
 }
 
 // checkSplitFree fails if the split folder dir is one of inputs or holds
@@ -219,42 +126,8 @@ func checkSplitFree(dir string, force bool, inputs []data.Named) error {
 	return nil
 }
 
-func fmtDiv(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.4f", *p)
-}
-
 // defaultMaxBytes bounds what split grammar --all writes unless told more.
 const defaultMaxBytes = 4 << 30
-
-// recordBytes returns the mean bytes of one record as a split writes it: its
-// JSONL line in a part file plus its id in split.json.
-func recordBytes(pool []data.Record) (float64, error) {
-	var n countWriter
-	enc := data.NewEncoder(&n)
-	for i := range pool {
-		if err := enc.Encode(&pool[i]); err != nil {
-			return 0, err
-		}
-		n += countWriter(len(pool[i].ID) + 8) // "id",\n and indentation in split.json
-	}
-	return float64(n) / float64(max(len(pool), 1)), nil
-}
-
-// splitBytes estimates one split folder: its records, and split.json's
-// parameters and statistics (a few KiB).
-func splitBytes(perRecord float64, records int) float64 {
-	return perRecord*float64(records) + 4<<10
-}
-
-type countWriter int64
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	*c += countWriter(len(p))
-	return len(p), nil
-}
 
 // byteSize is a flag value in bytes: a number with an optional K, M, G or
 // T suffix (powers of 1024; a trailing B or iB is allowed).

@@ -2,30 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
-	"text/tabwriter"
 
-	"compbench/data"
 	"compbench/data/split"
 	"compbench/data/structure"
 	"compbench/progress"
+	"compbench/provenance"
 )
-
-// nlsSplitParams is split.json's "params" for an n-LS split.
-type nlsSplitParams struct {
-	split.NLSConfig
-	// Seed drives the half variant's draws.
-	Seed uint64 `json:"seed"`
-	// Tree says where programs came from.
-	Tree string `json:"tree"`
-	// Index is the split's rank among all candidates (0 = hardest).
-	Index int `json:"index"`
-	// Split describes the held-out structures.
-	Split split.NLSSplit `json:"split"`
-}
 
 // runSplitNLS implements "compbench split nls".
 func runSplitNLS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -75,78 +60,25 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 	if err != nil {
 		return usagef("split nls: --tree: %v", err)
 	}
-	pool, err := split.LoadPool(*in)
-	if err != nil {
+	job := split.Job{Method: "nls", PoolName: *in, Seed: *seed, Tree: kind, SkipBad: *skipBad,
+		Compounds: structure.CompoundConfig{MaxSize: *maxSize}, NLS: cfg, Progress: progress.To(stderr)}
+	if job.Pool, err = split.LoadPool(*in); err != nil {
 		return err
 	}
-	var trees []*data.Tree
-	if *skipBad {
-		var bad []string
-		pool, trees, bad = split.SkipBad(pool, kind)
-		if len(bad) > 0 {
-			fmt.Fprintf(stderr, "split nls: skipped %d records whose program does not parse (first: %q)\n", len(bad), bad[0])
-		}
-	} else if trees, err = split.Trees(pool, kind); err != nil {
-		return fmt.Errorf("%s: %w (use --skip-bad to drop such records)", *in, err)
-	}
-	splits, err := split.NLS(trees, cfg, data.SubRand(*seed, "split/nls"), progress.To(stderr))
-	if err != nil {
+	w, err := job.RunNLS(ctx, split.Pick{List: *list, Index: *index, All: *all}, split.Out{
+		Dir: *out, Force: *force, Table: stdout,
+		Check:      func(dir string) error { return checkSplitFree(dir, *force, files("--in", *in)) },
+		Provenance: func() (*provenance.Record, error) { return provenanceOf([2]string{"in", *in}) },
+	})
+	var ie *split.IndexError
+	switch {
+	case errors.As(err, &ie):
+		return usagef("split nls: %v", ie)
+	case err != nil || *list:
 		return err
+	case *all:
+		fmt.Fprintf(stdout, "wrote %d splits under %s\n", w.Splits, *out)
+		return nil
 	}
-	if *list {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "index\tseed\tthreshold\theld-out\ttrain\ttest\ttest-templates\teasiness")
-		for i, sp := range splits {
-			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%d\t%d\t%d\t%.3f\t%.4f\n", i, sp.Seed, sp.Threshold, len(sp.HeldOut), len(sp.Train), len(sp.Test), sp.TemplateFrac, sp.Easiness)
-		}
-		return tw.Flush()
-	}
-	which := []int{*index}
-	if *all {
-		which = which[:0]
-		for i := range splits {
-			which = append(which, i)
-		}
-	} else if *index < 0 || *index >= len(splits) {
-		return usagef("split nls: --index %d out of range (there are %d splits)", *index, len(splits))
-	}
-	for _, i := range which {
-		dir := *out
-		if *all {
-			dir = filepath.Join(*out, strconv.Itoa(i))
-		}
-		if err := checkSplitFree(dir, *force, files("--in", *in)); err != nil {
-			return err
-		}
-	}
-	ix, err := structure.Build(trees, structure.CompoundConfig{MaxSize: *maxSize}, progress.To(stderr))
-	if err != nil {
-		return err
-	}
-	an, _ := split.ParseAnonymizer("generic")
-	prov, err := provenanceOf([2]string{"in", *in})
-	if err != nil {
-		return err
-	}
-	for _, i := range which {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		dir := *out
-		if *all {
-			dir = filepath.Join(*out, strconv.Itoa(i))
-		}
-		sp := splits[i]
-		params := nlsSplitParams{NLSConfig: cfg, Seed: *seed, Tree: string(kind), Index: i, Split: sp}
-		res := split.NewResult("nls", params, pool, ix, sp.Assignment(), an)
-		res.Provenance = prov
-		if err := split.Write(dir, res, pool, *force); err != nil {
-			return err
-		}
-		if !*all {
-			return printStats(stdout, res.Stats, false)
-		}
-	}
-	fmt.Fprintf(stdout, "wrote %d splits under %s\n", len(which), *out)
-	return nil
+	return printStats(stdout, w.Result.Stats, false)
 }

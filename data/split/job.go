@@ -37,14 +37,18 @@ type Job struct {
 	MCD        MCDConfig
 	TMCD       TMCDConfig
 	Likelihood LikelihoodConfig
+	// The grammar and nls methods' settings (RunGrammar, RunNLS).
+	Grammar GrammarJob
+	NLS     NLSConfig
 	// Scores are the likelihood method's {id: score}.
 	Scores map[string]float64
 	// Progress receives progress bars and warnings (nil: none).
 	Progress progress.Reporter
 }
 
-// Methods are the split methods a Job runs (grammar and nls splits have
-// jobs of their own).
+// Methods are the split methods Run runs. The grammar and nls methods
+// choose among candidate splits and may write several: RunGrammar and
+// RunNLS run them.
 var Methods = []string{"random", "length", "template", "mcd", "tmcd", "likelihood"}
 
 // Params is split.json's "params": the job's settings.
