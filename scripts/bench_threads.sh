@@ -13,8 +13,9 @@
 export OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 
 # torch_best lower|higher CMD...: runs CMD --threads T under each thread
-# split; CMD prints "pytorch UNIT VALUE ...". Prints the line of the best
-# VALUE (lower or higher is better) with its split appended to TORCH_LINE,
+# split; CMD's first line is "pytorch UNIT VALUE ..." (the bench_torch_*.py
+# scripts print a tokens/s line after it). Puts the first line of the best
+# VALUE (lower or higher is better), its split appended, in TORCH_LINE,
 # and that split's thread counts in TORCH_THREADS and TORCH_BLAS.
 torch_best() {
 	local better=$1 best="" bestv="" line v t b
@@ -23,7 +24,7 @@ torch_best() {
 	[ "$THREADS" -gt 1 ] && splits="$THREADS:1 1:$THREADS"
 	for s in $splits; do
 		t=${s%:*} b=${s#*:}
-		line=$(OPENBLAS_NUM_THREADS=$b OMP_NUM_THREADS=$t "$@" --threads "$t")
+		line=$(OPENBLAS_NUM_THREADS=$b OMP_NUM_THREADS=$t "$@" --threads "$t" | awk 'NR == 1')
 		v=$(echo "$line" | awk '{print $3}')
 		if [ -z "$bestv" ] || awk -v v="$v" -v w="$bestv" -v m="$better" 'BEGIN {exit !((m == "lower") ? v < w : v > w)}'; then
 			best="$line [torch threads $t, OpenBLAS threads $b]" bestv=$v

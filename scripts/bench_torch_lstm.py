@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
 """One lstm-attention training step in PyTorch, the same model and shape as
-compbench's BenchmarkLSTMTrainStep (models/lstm/lstm_bench_test.go): bidirectional
-2-layer LSTM encoder, 2-layer LSTM decoder, additive attention queried by the
-top decoder state, output layer over [h; ctx], cross-entropy, Adam.
-Prints "pytorch ms/step X"."""
+compbench's BenchmarkLSTMTrainStep (models/lstm/lstm_bench_test.go) and, on
+a GPU, BenchmarkGPULSTMTrainStep (engine): bidirectional 2-layer LSTM
+encoder, 2-layer LSTM decoder, additive attention queried by the top
+decoder state, output layer over [h; ctx], cross-entropy, Adam; batch 64,
+source 16, target 24 tokens, hidden 256. Prints "pytorch ms/step X"
+(median) and "pytorch tokens/s N ..." (batch x target tokens over the mean
+step). --device, --tf32 and --autocast bf16 as in
+scripts/bench_torch_common.py (on CUDA the LSTMs are cuDNN's)."""
 import argparse
-import time
+import os
+import sys
 
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_torch_common import Bench, add_args  # noqa: E402
 
 
 class LSTMAttention(nn.Module):
@@ -44,27 +52,25 @@ def main():
     ap.add_argument("--src-vocab", type=int, default=24)
     ap.add_argument("--tgt-vocab", type=int, default=12)
     ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--threads", type=int, default=2)
+    add_args(ap)
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    bench = Bench(a)
     torch.manual_seed(1)
-    m = LSTMAttention(a.src_vocab, a.tgt_vocab, a.hidden, a.layers)
+    m = LSTMAttention(a.src_vocab, a.tgt_vocab, a.hidden, a.layers).to(bench.device)
     opt = torch.optim.Adam(m.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
     src = torch.randint(4, a.src_vocab, (a.batch, a.src))
     tgt = torch.randint(4, a.tgt_vocab, (a.batch, a.tgt))
     dec_in = torch.cat([torch.ones(a.batch, 1, dtype=torch.long), tgt[:, :-1]], dim=1)
+    src, tgt, dec_in = src.to(bench.device), tgt.to(bench.device), dec_in.to(bench.device)
 
     def step():
         opt.zero_grad()
-        m(src, dec_in, tgt).backward()
+        with bench.autocast():
+            loss = m(src, dec_in, tgt)
+        loss.backward()
         opt.step()
 
-    for _ in range(2):
-        step()
-    t0 = time.perf_counter()
-    for _ in range(a.steps):
-        step()
-    print(f"pytorch ms/step {1000 * (time.perf_counter() - t0) / a.steps:.1f}")
+    bench.report(bench.time(step, a.steps, warmup=2), a.batch * a.tgt, "training step")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,27 @@
 #!/usr/bin/env python3
 """One Transformer training step in PyTorch, the same model and shape as
-compbench's BenchmarkTransformerTrainStep (train/bench_test.go): encoder-decoder,
-3+3 layers, 4 heads, d 256, feed-forward 512, dropout 0.1, LayerNorm before
-each sublayer, sinusoidal positions, batch 64, source 16, target 48 tokens,
+compbench's BenchmarkTransformerTrainStep (train/bench_test.go) and, on a
+GPU, BenchmarkGPUTrainStep (engine): encoder-decoder, 3+3 layers, 4 heads,
+d 256, feed-forward 512, dropout 0.1, LayerNorm before each sublayer,
+sinusoidal positions, batch 64, source 16, target 48 tokens,
 label-smoothed cross-entropy, global-norm clipping, Adam (0.9, 0.98, 1e-9).
-Prints "pytorch ms/step X" (median); with --device other than cpu also
-"pytorch tokens/s N ..." from the mean step time, counting batch x target
-tokens as compbench's benchmarks count Batch.Tokens (no padding here).
-With --universal N, the Universal Transformer of BenchmarkUniversalTrainStep
-instead: one encoder and one decoder layer of that size applied N times
-with shared weights, sinusoidal positions and a learned step embedding
-added before every step, a final LayerNorm per stack."""
+Prints "pytorch ms/step X" (median) and "pytorch tokens/s N ..." over the
+mean step, counting batch x target tokens as compbench's benchmarks count
+Batch.Tokens (no padding here). --device, --tf32 and --autocast bf16 as in
+scripts/bench_torch_common.py. With --universal N, the Universal
+Transformer of BenchmarkUniversalTrainStep instead: one encoder and one
+decoder layer of that size applied N times with shared weights, sinusoidal
+positions and a learned step embedding added before every step, a final
+LayerNorm per stack."""
 import argparse
-import math
-import statistics
-import time
+import os
+import sys
 
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_torch_common import Bench, add_args  # noqa: E402
 
 
 def sinusoid(t, d):
@@ -87,13 +91,12 @@ def main():
     ap.add_argument("--src", type=int, default=16)
     ap.add_argument("--tgt", type=int, default=48)
     ap.add_argument("--vocab", type=int, default=24)
-    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--device", default="cpu", help="torch device: cpu (default), cuda, cuda:N")
     ap.add_argument("--universal", type=int, default=0, help="steps of a Universal Transformer (0: the Transformer)")
+    add_args(ap)
     a = ap.parse_args()
-    dev = torch.device(a.device)
-    torch.set_num_threads(a.threads)
+    bench = Bench(a)
+    dev = bench.device
     torch.manual_seed(1)
     if a.universal:
         m = Universal(a.vocab, 256, 4, a.universal, 512, 0.1)
@@ -108,29 +111,16 @@ def main():
     # starts from the same values.
     m.to(dev)
     src, tgt, dec_in = src.to(dev), tgt.to(dev), dec_in.to(dev)
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     def step():
         opt.zero_grad()
-        loss = m(src, dec_in, tgt)
+        with bench.autocast():
+            loss = m(src, dec_in, tgt)
         loss.backward()
         nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
 
-    step()
-    sync()
-    times = []
-    for _ in range(a.steps):
-        t0 = time.perf_counter()
-        step()
-        sync()  # kernels run asynchronously: time them to completion
-        times.append(time.perf_counter() - t0)
-    print(f"pytorch ms/step {1000 * statistics.median(times):.1f}")
-    if dev.type != "cpu":
-        mean = statistics.mean(times)
-        tf32 = torch.backends.cuda.matmul.allow_tf32 if dev.type == "cuda" else False
-        print(f"pytorch tokens/s {a.batch * a.tgt / mean:.1f} (mean {1000 * mean:.3f} ms/step over {a.steps} steps, "
-              f"device {a.device}, matmul.allow_tf32 {tf32})")
+    bench.report(bench.time(step, a.steps), a.batch * a.tgt, "training step")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ go_cpu=$(metric TransformerTrainStep cpu-ms/step)
 py_cpu=$(OPENBLAS_NUM_THREADS=$TORCH_BLAS OMP_NUM_THREADS=$TORCH_THREADS "$PY" -c 'import runpy, sys, time
 time.perf_counter = time.process_time
 sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")' scripts/bench_torch_transformer.py --threads "$TORCH_THREADS" --steps 5 | awk '{print $3}')
+runpy.run_path(sys.argv[0], run_name="__main__")' scripts/bench_torch_transformer.py --threads "$TORCH_THREADS" --steps 5 | awk 'NR == 1 {print $3}')
 echo "compbench ms/step $go_ms, cpu-ms/step $go_cpu (peak $(metric TransformerTrainStep MB-peak) MB)"
 echo "$py_line, cpu-ms/step $py_cpu"
 awk -v g="$go_ms" -v p="$py_ms" 'BEGIN {printf "time ratio compbench/pytorch %.2f (target <= 1.0)\n", g / p}'

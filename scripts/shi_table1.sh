@@ -20,8 +20,9 @@
 #   COMPBENCH=gpu-kit/compbench  the binary (built with -tags gpu for cuda)
 #   SWEEP=experiments/shi-table1.json
 #   TIME_LIMIT=9m      wall time of this call
-#   COMPBENCH_GEMM     the product kernels (docs/cuda.md); with cublas, the
-#                      cuBLAS of pip's PyTorch is found as gpu_session.sh does
+#   COMPBENCH_GEMM     the product kernels (docs/cuda.md); unset (auto) or
+#                      cublas, the cuBLAS of pip's PyTorch is found as
+#                      gpu_session.sh does
 set -uo pipefail
 
 usage() {
@@ -52,7 +53,7 @@ if [ ! -x "$BIN" ]; then
 	echo "shi_table1: no compbench binary at $BIN; set COMPBENCH or build the kit (make gpu-kit)" >&2
 	exit 2
 fi
-if [ "${COMPBENCH_GEMM:-}" = cublas ]; then
+if [ "${COMPBENCH_GEMM:-auto}" = auto ] || [ "$COMPBENCH_GEMM" = cublas ]; then
 	. scripts/cublas_path.sh
 	dir=$(cublas_path "${PYTHON:-python3}")
 	[ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
