@@ -200,3 +200,10 @@ func Open(path string) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrInterrupted}
 	}
 }
+
+// Exists reports whether path names something that can be stat'ed (a
+// file or a folder).
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

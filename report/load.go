@@ -32,13 +32,13 @@ func Load(paths ...string) (*Report, error) {
 	var loose []int // runs read from plain run folders
 	for src, path := range paths {
 		switch {
-		case exists(filepath.Join(path, sweep.SpecFile)):
+		case data.Exists(filepath.Join(path, sweep.SpecFile)):
 			title, err := r.loadSweep(path, src)
 			if err != nil {
 				return nil, err
 			}
 			titles = append(titles, title)
-		case exists(filepath.Join(path, train.ConfigFile)):
+		case data.Exists(filepath.Join(path, train.ConfigFile)):
 			plain, err := r.loadRun(path, src)
 			if err != nil {
 				return nil, err
@@ -63,11 +63,6 @@ func Load(paths ...string) (*Report, error) {
 	}
 	r.group()
 	return r, nil
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // loadSweep adds a sweep's finished cells and its datasets' split
@@ -192,7 +187,7 @@ func trainPath(dir string) (string, error) {
 		return "", fmt.Errorf("%s: %w", filepath.Join(dir, train.DataFileName), err)
 	}
 	for _, f := range d.Files {
-		if f.Role == "train" && exists(f.Path) {
+		if f.Role == "train" && data.Exists(f.Path) {
 			return f.Path, nil
 		}
 	}
@@ -326,7 +321,7 @@ func Distinct(paths []string) error {
 				return fmt.Errorf("%s and %s are the same folder: its runs would count twice", paths[i], paths[j])
 			}
 			// A run inside a run folder (its ft/) is a run of its own.
-			if strings.HasPrefix(real[j], real[i]+string(filepath.Separator)) && exists(filepath.Join(real[i], sweep.SpecFile)) {
+			if strings.HasPrefix(real[j], real[i]+string(filepath.Separator)) && data.Exists(filepath.Join(real[i], sweep.SpecFile)) {
 				return fmt.Errorf("%s is inside the sweep %s, also given: its runs would count twice", paths[j], paths[i])
 			}
 		}

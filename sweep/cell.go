@@ -140,11 +140,11 @@ const (
 // StateOf reads a cell's state from its folder.
 func StateOf(dir string) State {
 	switch {
-	case exists(filepath.Join(dir, ResultFile)):
+	case data.Exists(filepath.Join(dir, ResultFile)):
 		return Finished
-	case exists(filepath.Join(dir, ErrorFile)):
+	case data.Exists(filepath.Join(dir, ErrorFile)):
 		return Failed
-	case exists(filepath.Join(dir, CellFile)):
+	case data.Exists(filepath.Join(dir, CellFile)):
 		return Started
 	}
 	return Pending

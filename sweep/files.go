@@ -31,12 +31,6 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// exists reports whether p names an existing file or folder.
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // writeFile writes a file by renaming a complete temporary over it, so a
 // reader (the report, a resumed sweep) never sees half of it. The
 // temporary is created with mode 0666 less the umask, as os.WriteFile

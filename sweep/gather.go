@@ -57,7 +57,7 @@ func (r *Runner) result(c Cell, dir string, f cellFiles) (*Result, error) {
 
 // fewShot sets the fine-tuned run's scores, when ftDir has them.
 func (r *Runner) fewShot(res *Result, ftDir string) error {
-	if !exists(filepath.Join(ftDir, TestEval)) {
+	if !data.Exists(filepath.Join(ftDir, TestEval)) {
 		return nil
 	}
 	v, err := readAccuracy(filepath.Join(ftDir, TestEval))

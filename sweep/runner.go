@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"compbench/data"
 	"compbench/train"
 )
 
@@ -117,7 +118,7 @@ func (r *Runner) begin(c Cell, dir string) error {
 // easiness computes the test examples' predicted easiness, when the sweep
 // asks for it.
 func (r *Runner) easiness(ctx context.Context, dir string, f cellFiles) error {
-	if !r.Spec.Easiness || exists(filepath.Join(dir, EasinessFile)) {
+	if !r.Spec.Easiness || data.Exists(filepath.Join(dir, EasinessFile)) {
 		return nil
 	}
 	args := []string{"easiness", "--train", f.train, "--test", f.test, "--out", filepath.Join(dir, EasinessFile), "--force"}
@@ -136,7 +137,7 @@ func (r *Runner) finetune(ctx context.Context, dir string, f cellFiles) error {
 		return nil
 	}
 	ftDir := filepath.Join(dir, FinetuneDir)
-	if !exists(filepath.Join(ftDir, TestPreds)) {
+	if !data.Exists(filepath.Join(ftDir, TestPreds)) {
 		args := []string{"finetune", "--run", dir, "--data", f.finetune, "--out", ftDir, "--steps", strconv.Itoa(ft.Steps), "--force"}
 		if ft.LR > 0 {
 			args = append(args, "--lr", strconv.FormatFloat(ft.LR, 'g', -1, 64))
@@ -188,15 +189,15 @@ func (r *Runner) data(ctx context.Context, c Cell, dir string) (cellFiles, error
 	dd := filepath.Join(dir, DataDir)
 	f := cellFiles{train: filepath.Join(dd, "train.jsonl"), dev: filepath.Join(dd, "dev.jsonl"),
 		test: filepath.Join(dd, "test.jsonl"), finetune: filepath.Join(dd, "finetune.jsonl")}
-	if !exists(f.test) {
+	if !data.Exists(f.test) {
 		if _, err := r.stage(ctx, dir, r.genArgs(c.Task, dd)...); err != nil {
 			return f, err
 		}
 	}
-	if !exists(f.dev) {
+	if !data.Exists(f.dev) {
 		f.dev = ""
 	}
-	if !exists(f.finetune) {
+	if !data.Exists(f.finetune) {
 		f.finetune = ""
 	}
 	return f, nil
@@ -267,7 +268,7 @@ func (r *Runner) train(ctx context.Context, c Cell, dir string, f cellFiles) err
 // each step skipped when its output exists.
 func (r *Runner) predictEval(ctx context.Context, runDir, test string) error {
 	preds := filepath.Join(runDir, TestPreds)
-	if !exists(preds) {
+	if !data.Exists(preds) {
 		args := []string{"predict", "--run", runDir, "--in", test, "--out", preds}
 		if r.Spec.Beam > 1 {
 			args = append(args, "--beam", strconv.Itoa(r.Spec.Beam))
@@ -291,7 +292,7 @@ func (r *Runner) predictEval(ctx context.Context, runDir, test string) error {
 	}
 	for _, e := range evals {
 		path := filepath.Join(runDir, e.file)
-		if exists(path) {
+		if data.Exists(path) {
 			continue
 		}
 		args, err := r.evalArgs(runDir, test, preds, e.execute)

@@ -281,7 +281,7 @@ func (s *Spec) resolve(base string) {
 		}{{&d.Train, "train.jsonl"}, {&d.Dev, "dev.jsonl"}, {&d.Test, "test.jsonl"}, {&d.Finetune, "finetune.jsonl"}, {&d.Split, "split.json"}} {
 			*f.p = abs(*f.p)
 			if *f.p == "" && d.Dir != "" {
-				if p := filepath.Join(d.Dir, f.name); exists(p) {
+				if p := filepath.Join(d.Dir, f.name); data.Exists(p) {
 					*f.p = p
 				}
 			}
@@ -359,7 +359,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("datasets: %s: no train or test file (give train and test, or a dir holding train.jsonl and test.jsonl)", d.Name)
 		}
 		for _, p := range []string{d.Train, d.Dev, d.Test, d.Finetune, d.Split} {
-			if p != "" && !exists(p) {
+			if p != "" && !data.Exists(p) {
 				return fmt.Errorf("datasets: %s: %s does not exist", d.Name, p)
 			}
 		}

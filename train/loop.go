@@ -107,7 +107,7 @@ func checkNewDir(dir string, force bool) error {
 		return nil
 	}
 	for _, f := range append(runFiles, pendingDir) {
-		if exists(filepath.Join(dir, f)) {
+		if data.Exists(filepath.Join(dir, f)) {
 			return fmt.Errorf("run folder %s already holds a run (%s): use --resume to continue it or --force to replace it", dir, f)
 		}
 	}

@@ -236,10 +236,10 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 	}
 	statePath := checkpointPath(dir, StateFile)
 	modelPath, optimPath, bestPath := checkpointPath(dir, ModelFile), checkpointPath(dir, OptimFile), checkpointPath(dir, BestFile)
-	if !exists(statePath) {
+	if !data.Exists(statePath) {
 		// Stopped before its first checkpoint: start again at step 0.
 		for _, p := range []string{modelPath, optimPath, bestPath} {
-			if exists(p) {
+			if data.Exists(p) {
 				return nil, fmt.Errorf("%w: %s exists but %s does not", ErrInconsistent, p, statePath)
 			}
 		}
@@ -260,7 +260,7 @@ func readResume(dir string, cfg *Config, o *Options) (*resumePoint, error) {
 		path string
 		step int
 	}{{modelPath, st.Step}, {optimPath, st.Step}}
-	if st.BestStep > 0 || exists(bestPath) {
+	if st.BestStep > 0 || data.Exists(bestPath) {
 		want = append(want, struct {
 			path string
 			step int
@@ -384,11 +384,6 @@ func fileMeta(path string) (int, map[string]string, error) {
 		return 0, nil, fmt.Errorf("%w: %s records step %q", ErrInconsistent, path, s)
 	}
 	return n, r.Metadata, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // dataJSON is data.json's bytes for files.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"compbench/data"
 	"compbench/progress"
 )
 
@@ -77,8 +78,8 @@ func TestNoDevNoBest(t *testing.T) {
 	if err := readJSONStrict(filepath.Join(dir, StateFile), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.BestStep != 0 || r.BestStep != 0 || exists(filepath.Join(dir, BestFile)) {
-		t.Errorf("best_step %d (result %d), best.safetensors exists: %v; want none", st.BestStep, r.BestStep, exists(filepath.Join(dir, BestFile)))
+	if st.BestStep != 0 || r.BestStep != 0 || data.Exists(filepath.Join(dir, BestFile)) {
+		t.Errorf("best_step %d (result %d), best.safetensors exists: %v; want none", st.BestStep, r.BestStep, data.Exists(filepath.Join(dir, BestFile)))
 	}
 	run, err := OpenRun(dir, true)
 	if err != nil {
@@ -185,7 +186,7 @@ func TestStopBeforeFirstStep(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "interrupted at step 1, before any checkpoint") {
 		t.Fatalf("error %v", err)
 	}
-	if exists(filepath.Join(dir, StateFile)) {
+	if data.Exists(filepath.Join(dir, StateFile)) {
 		t.Errorf("a checkpoint was written")
 	}
 }

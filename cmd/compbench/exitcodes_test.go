@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"compbench/data"
 	"compbench/data/split"
 )
 
@@ -93,7 +94,7 @@ func TestSweepFileExitCodes(t *testing.T) {
 			if help := strings.Contains(errs, "--help"); help != (tc.code == 2) {
 				t.Errorf("stderr %q: the help is pointed at only for a usage error", errs)
 			}
-			if fileExists(out) {
+			if data.Exists(out) {
 				t.Errorf("%s was written", out)
 			}
 		})

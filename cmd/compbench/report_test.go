@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"compbench/data"
 )
 
 // TestReportHTMLChromium runs a tiny sweep (1 model x 2 seeds), writes the
@@ -173,7 +175,7 @@ func TestReportOutputs(t *testing.T) {
 					t.Errorf("left %s behind", p)
 				}
 			}
-			if fileExists(filepath.Join(out, "plots")) {
+			if data.Exists(filepath.Join(out, "plots")) {
 				t.Errorf("made %s", filepath.Join(out, "plots"))
 			}
 		})

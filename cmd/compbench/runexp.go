@@ -45,7 +45,7 @@ func checkSplitDir(dir, out string) error {
 		return fmt.Errorf("run: --data %s: not a folder (want a split folder: train.jsonl, dev.jsonl, test.jsonl, as compbench split writes)", dir)
 	}
 	for _, f := range []string{"train.jsonl", "dev.jsonl", "test.jsonl"} {
-		if !fileExists(filepath.Join(dir, f)) {
+		if !data.Exists(filepath.Join(dir, f)) {
 			return fmt.Errorf("run: --data %s has no %s (a split folder holds train.jsonl, dev.jsonl and test.jsonl)", dir, f)
 		}
 	}
@@ -53,12 +53,6 @@ func checkSplitDir(dir, out string) error {
 		return usagef("run: --out %s is the --data folder: give the experiment a folder of its own", out)
 	}
 	return nil
-}
-
-// fileExists reports whether path names an existing file.
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // runDefaults describes train.RunConfig for the help text and docs/run.md.
@@ -190,7 +184,7 @@ and the model and optimisation flags of "compbench train" override either
 	var ft []data.Record
 	switch ftPath := filepath.Join(dataDir, "finetune.jsonl"); {
 	case *ftSteps == 0:
-	case *split != "" && !fileExists(ftPath):
+	case *split != "" && !data.Exists(ftPath):
 		// A split of a pool has no few-shot set: zero-shot only.
 		fmt.Fprintf(stderr, "run: %s has no finetune.jsonl: zero-shot only\n", *split)
 		*ftSteps = 0

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"compbench/data"
 	"compbench/sweep"
 )
 
@@ -284,7 +285,7 @@ func TestSweepSlurmScriptInjection(t *testing.T) {
 					if code := exitCode(err, &stderr); code != want || strings.Count(stderr.String(), "\n") != 1 {
 						t.Fatalf("exit %d, stderr %q: want %d and one line", code, stderr.String(), want)
 					}
-					if fileExists(script) || (s.self == "" && fileExists(s.out)) {
+					if data.Exists(script) || (s.self == "" && data.Exists(s.out)) {
 						t.Errorf("a refused sweep wrote %s", s.out)
 					}
 					return

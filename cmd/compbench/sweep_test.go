@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"compbench/data"
 	"compbench/sweep"
 	"compbench/train"
 )
@@ -226,7 +227,7 @@ func TestSweepUsage(t *testing.T) {
 			if code != 2 || !strings.Contains(stderr.String(), c.want) {
 				t.Errorf("exit %d, %q; want 2 and %q", code, stderr.String(), c.want)
 			}
-			if fileExists(out) {
+			if data.Exists(out) {
 				t.Errorf("%s was written", out)
 			}
 		})
@@ -279,7 +280,7 @@ func TestSweepCellLock(t *testing.T) {
 	if err != nil || !strings.Contains(stderr.String(), want) {
 		t.Errorf("sweep --cell on a held cell: %v, stderr %q; want success and %q", err, stderr.String(), want)
 	}
-	if fileExists(filepath.Join(cell, sweep.ErrorFile)) || fileExists(filepath.Join(cell, sweep.CellFile)) {
+	if data.Exists(filepath.Join(cell, sweep.ErrorFile)) || data.Exists(filepath.Join(cell, sweep.CellFile)) {
 		t.Error("a held cell was written to")
 	}
 	var stdout bytes.Buffer
