@@ -158,7 +158,7 @@ CUDA_ARCH ?= compute_80
 NVCCFLAGS ?= -ptx -arch=$(CUDA_ARCH) -O3 -std=c++14 -fmad=false
 KERNEL_SRCS := $(wildcard kernels/*.cu)
 
-.PHONY: cuda-toolkit kernels kernels-check
+.PHONY: cuda-toolkit kernels kernels-check cuda-binary-check
 
 # cuda-toolkit installs Debian non-free's nvidia-cuda-toolkit (nvcc, cuda.h)
 # when nvcc or cuda.h is missing, first adding contrib non-free
@@ -198,6 +198,13 @@ kernels-check: cuda-toolkit
 		echo "kernels-check: kernels/ptx is stale; run make kernels and commit"; exit 1; \
 	fi
 	@PTXAS=$$(dirname $$(command -v $(NVCC)))/ptxas ./scripts/ptx_check.sh
+
+# cuda-binary-check builds the gpu binary and checks it as a lab deploys it:
+# the driver-function list (kernels/cudaguard/symbols_cuda.h) is current,
+# nothing CUDA is a load-time dependency, and it trains with --device cpu
+# where no driver exists (scripts/cuda_binary_check.sh, docs/cuda.md).
+cuda-binary-check: cuda-toolkit
+	GO=$(GO) ./scripts/cuda_binary_check.sh
 
 # ---- GPU session kit (see docs/gpu-session.md) ----
 .PHONY: gpu-kit

@@ -2,8 +2,9 @@
 
 package kernels
 
-// cuBLAS is opened with dlopen on first use, so the binary links only
-// libcuda.so.1 and libc and starts on machines with any (or no) cuBLAS.
+// cuBLAS is opened with dlopen on first use (as the driver is, by
+// kernels/cudaguard), so the binary starts on machines with any (or no)
+// cuBLAS.
 // No cuBLAS header is used: the prototypes below and these enum values
 // are cuBLAS's stable C ABI, taken from cublas_api.h and library_types.h
 // (CUDA 11.x, identical in 12.x and 13.x) and the cuBLAS documentation

@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	// Must come before gorgonia.org/cu's init: see its doc comment.
-	_ "compbench/kernels/cudaguard"
+	"compbench/kernels/cudaguard"
 
 	"gorgonia.org/cu"
 )
@@ -48,12 +48,26 @@ type Device struct {
 	liveCount
 }
 
+// numDevices counts the GPUs, first refusing clearly where the driver did
+// not initialise (kernels/cudaguard lets such a binary start, for --device
+// cpu).
+func numDevices() (int, error) {
+	if cudaguard.Err != nil {
+		return 0, fmt.Errorf("cuda: no usable NVIDIA GPU/driver on this machine (%v); use --device cpu here, or run on a GPU node", cudaguard.Err)
+	}
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0, fmt.Errorf("cuda: counting devices: %w", err)
+	}
+	return n, nil
+}
+
 // Open initialises GPU ordinal (0 for the first), loads the embedded PTX
 // (the driver JIT-compiles it for the device) and creates the stream.
 func Open(ordinal int) (*Device, error) {
-	n, err := cu.NumDevices()
+	n, err := numDevices()
 	if err != nil {
-		return nil, fmt.Errorf("cuda: counting devices: %w", err)
+		return nil, err
 	}
 	if ordinal < 0 || ordinal >= n {
 		return nil, fmt.Errorf("cuda: device %d requested, %d present", ordinal, n)
@@ -106,9 +120,9 @@ func Open(ordinal int) (*Device, error) {
 // query, so a command can refuse a run that would not fit before it opens
 // the device and allocates anything.
 func MemInfo(ordinal int) (free, total int64, err error) {
-	n, err := cu.NumDevices()
+	n, err := numDevices()
 	if err != nil {
-		return 0, 0, fmt.Errorf("cuda: counting devices: %w", err)
+		return 0, 0, err
 	}
 	if ordinal < 0 || ordinal >= n {
 		return 0, 0, fmt.Errorf("cuda: device %d requested, %d present", ordinal, n)
