@@ -1,12 +1,10 @@
 package train
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -97,85 +95,95 @@ func (r *Result) TokensPerSecond() float64 {
 	return float64(r.Tokens) / r.StepTime.Seconds()
 }
 
-// runFiles are the files a run owns; --force removes exactly these.
-var runFiles = []string{ConfigFile, VocabFile, ModelFile, OptimFile, StateFile, BestFile, MetricsFile, DataFileName, ProvenanceFile}
-
-// checkNewDir refuses a folder that holds a run unless force; it writes
-// nothing.
-func checkNewDir(dir string, force bool) error {
-	if force {
-		return nil
-	}
-	for _, f := range append(runFiles, pendingDir) {
-		if data.Exists(filepath.Join(dir, f)) {
-			return fmt.Errorf("run folder %s already holds a run (%s): use --resume to continue it or --force to replace it", dir, f)
-		}
-	}
-	return nil
-}
-
-// prepareDir makes dir ready for a new run: with force it removes the
-// run's own files (nothing else in the folder), and the leftovers of a
-// killed run.
-func prepareDir(dir string, force bool) error {
-	if err := checkNewDir(dir, force); err != nil {
-		return err
-	}
-	for _, f := range append(runFiles, pendingDir) {
-		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return removeStale(dir)
-}
-
-// resumeDir brings a checked run folder to its resume point: leftovers
-// of a killed process removed, a committed checkpoint installed, metrics
-// after the checkpoint dropped, changed data recorded.
-func resumeDir(dir string, rp *resumePoint) error {
-	if err := removeStale(dir); err != nil {
-		return err
-	}
-	if err := installPending(dir); err != nil {
-		return err
-	}
-	// The changes are logged before config.json records them: a process
-	// killed in between logs them again on the next resume, never not.
-	var resumed []byte
-	if len(rp.changes) > 0 {
-		ch := make(map[string]any, len(rp.changes))
-		for _, c := range rp.changes {
-			ch[c.Key] = map[string]json.RawMessage{"from": json.RawMessage(c.From), "to": json.RawMessage(c.To)}
-		}
-		b, err := json.Marshal(map[string]any{"step": rp.state.Step, "resumed": ch})
-		if err != nil {
-			return err
-		}
-		resumed = append(b, '\n')
-	}
-	if err := trimMetrics(filepath.Join(dir, MetricsFile), rp.state.Step, resumed); err != nil {
-		return err
-	}
-	if len(rp.changes) > 0 {
-		if err := replaceSynced(filepath.Join(dir, ConfigFile), bytesFill(rp.config)); err != nil {
-			return err
-		}
-	}
-	if rp.data != nil {
-		return writeData(dir, rp.data)
-	}
-	return nil
-}
-
 // Train runs (or resumes) training and returns its summary.
 func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
-	start := time.Now()
-	o.Progress = progress.Or(o.Progress)
-	if o.LogEvery <= 0 {
-		o.LogEvery = 100
+	t, err := newTrainer(ctx, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	if t.o.Resume {
+		err = t.resume()
+	} else {
+		err = t.open()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.st.EvalPending {
+		// Stopped inside this step's dev evaluation: finish it first, as
+		// the uninterrupted run did.
+		if err := t.evaluate(t.st.Step); err != nil {
+			return nil, err
+		}
+	}
+	for step := t.st.Step + 1; step <= t.cfg.Steps; step++ {
+		if ctx.Err() != nil {
+			return nil, t.stop(step, step-1, false)
+		}
+		if err := t.step(step); err != nil {
+			return nil, err
+		}
+		switch {
+		case (t.cfg.EvalEvery > 0 && step%t.cfg.EvalEvery == 0) || step == t.cfg.Steps:
+			err = t.evaluate(step)
+		case t.o.CheckpointEvery > 0 && time.Since(t.savedAt) >= t.o.CheckpointEvery:
+			// A time-based checkpoint: weights only, no evaluation, so
+			// the run's results do not depend on when it was taken.
+			err = t.checkpoint(step, false)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return t.result(), nil
+}
+
+// trainer is one invocation of Train: the run's settings, model, data and
+// files, and the bookkeeping between steps.
+type trainer struct {
+	ctx   context.Context
+	start time.Time
+	cfg   Config
+	o     Options
+	lock  *RunLock // ours to release; nil when the caller holds it
+
+	st    State
+	dg    digests // what each checkpoint records besides its state
+	vocab *models.Vocab
+	m     models.Model
+	p     *models.Params
+	opt   *Adam
+	be    engine.Backend
+	eng   models.Runner
+
+	trainEx, devEx []models.Example
+	stats          models.EncodeStats
+	ep             *epochs
+
+	mf      *os.File
+	metrics *json.Encoder
+	bar     *progress.Bar
+	res     *Result
+
+	// The losses since the last metrics line; a checkpoint saves them, so
+	// a resumed run's next line has the uninterrupted run's mean.
+	sumLoss float64
+	nLoss   int
+	sumTok  float64
+	tick    time.Time
+
+	lastGood string    // the last checkpoint, for error messages
+	saved    int       // its step
+	savedAt  time.Time // and when it was written
+}
+
+// newTrainer checks o and holds the run folder's lock; close releases it.
+func newTrainer(ctx context.Context, cfg Config, o Options) (*trainer, error) {
+	t := &trainer{ctx: ctx, start: time.Now(), cfg: cfg, o: o, vocab: o.Vocab}
+	t.o.Progress = progress.Or(o.Progress)
+	if t.o.LogEvery <= 0 {
+		t.o.LogEvery = 100
 	}
 	if len(o.Train) == 0 {
 		return nil, errors.New("training data is empty")
@@ -185,76 +193,160 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer l.Unlock()
+		t.lock = l
 	} else if !sameDir(o.Lock.Dir(), o.Dir) {
 		return nil, fmt.Errorf("train: the lock held is %s's, not %s's", o.Lock.Dir(), o.Dir)
 	}
-	// Everything is read and checked before the first write to the run
-	// folder, so bad input never costs the user what the folder held.
-	var st State
-	var rp *resumePoint
-	vocab := o.Vocab
-	if o.Resume {
+	return t, nil
+}
+
+// close releases what open or resume acquired, last acquired first.
+func (t *trainer) close() {
+	if t.bar != nil {
+		t.bar.Finish()
+	}
+	if t.mf != nil {
+		t.mf.Close()
+	}
+	if t.eng != nil {
+		t.eng.Close()
+	}
+	if t.lock != nil {
+		t.lock.Unlock()
+	}
+}
+
+// open starts a new run in the folder. Everything is read and checked
+// before the first write to the run folder, so bad input never costs the
+// user what the folder held.
+func (t *trainer) open() error {
+	if err := checkNewDir(t.o.Dir, t.o.Force); err != nil {
+		return err
+	}
+	if p := t.cfg.Model.Pretrained; p != "" && !filepath.IsAbs(p) {
+		// config.json records the folder from anywhere a resume runs.
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		t.cfg.Model.Pretrained = abs
+	}
+	if t.vocab == nil {
 		var err error
-		if rp, err = readResume(o.Dir, &cfg, &o); err != nil {
-			if errors.Is(err, ErrInconsistent) {
-				return nil, err // the message leads with what went wrong
-			}
-			return nil, fmt.Errorf("resume: %w", err)
+		if t.vocab, err = NewVocab(t.cfg.Model, t.o.Train); err != nil {
+			return err
 		}
-		vocab, st = rp.vocab, rp.state
-		for _, c := range rp.changes {
-			if c.Key == "steps" && cfg.Schedule == SchedulePolynomial {
-				o.Progress.Notef("warning: the polynomial schedule decays to 0 at the last step: steps 1-%d decayed toward step %s, the rest decay toward step %d; an uninterrupted run of %d steps would differ",
-					st.Step, c.From, cfg.Steps, cfg.Steps)
-			}
-		}
-	} else {
-		if err := checkNewDir(o.Dir, o.Force); err != nil {
-			return nil, err
-		}
-		if p := cfg.Model.Pretrained; p != "" && !filepath.IsAbs(p) {
-			// config.json records the folder from anywhere a resume runs.
-			abs, err := filepath.Abs(p)
-			if err != nil {
-				return nil, err
-			}
-			cfg.Model.Pretrained = abs
-		}
-		if vocab == nil {
-			var err error
-			if vocab, err = NewVocab(cfg.Model, o.Train); err != nil {
-				return nil, err
-			}
-		}
-		cfg.Model.SrcVocab, cfg.Model.TgtVocab = len(vocab.Source), len(vocab.Target)
 	}
+	t.cfg.Model.SrcVocab, t.cfg.Model.TgtVocab = len(t.vocab.Source), len(t.vocab.Target)
+	if err := t.build(); err != nil {
+		return err
+	}
+	initialised := false // the start weights are not the seed's
+	if t.o.InitWeights != "" {
+		if err := LoadWeights(t.o.InitWeights, t.p); err != nil {
+			return err
+		}
+		initialised = true
+	}
+	if t.o.Init != nil {
+		if err := t.o.Init(t.m, t.vocab); err != nil {
+			return err
+		}
+		initialised = true
+	}
+	if err := t.bind(); err != nil {
+		return err
+	}
+	// The first write to the run folder.
+	if err := prepareDir(t.o.Dir, t.o.Force); err != nil {
+		return err
+	}
+	if err := writeStart(t.o.Dir, &t.cfg, t.vocab, t.o.Data, t.p, t.opt, initialised, &t.dg); err != nil {
+		return err
+	}
+	return t.begin()
+}
+
+// resume continues the run in the folder from its last checkpoint; like
+// open, it checks everything before it writes.
+func (t *trainer) resume() error {
+	rp, err := readResume(t.o.Dir, &t.cfg, &t.o)
+	if err != nil {
+		if errors.Is(err, ErrInconsistent) {
+			return err // the message leads with what went wrong
+		}
+		return fmt.Errorf("resume: %w", err)
+	}
+	t.vocab, t.st = rp.vocab, rp.state
+	for _, c := range rp.changes {
+		if c.Key == "steps" && t.cfg.Schedule == SchedulePolynomial {
+			t.o.Progress.Notef("warning: the polynomial schedule decays to 0 at the last step: steps 1-%d decayed toward step %s, the rest decay toward step %d; an uninterrupted run of %d steps would differ",
+				t.st.Step, c.From, t.cfg.Steps, t.cfg.Steps)
+		}
+	}
+	if err := t.build(); err != nil {
+		return err
+	}
+	t.dg.vocab, t.dg.data = rp.vocabDigest, rp.dataDigest
+	// Before the first checkpoint (rp.model "") the run restarts from the
+	// seed's initialisation, as it first did.
+	if rp.model != "" {
+		if err := LoadWeights(rp.model, t.p); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		if err := loadOptim(rp.optim, t.p, t.opt); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+	}
+	t.opt.T = t.st.AdamT
+	if err := t.bind(); err != nil {
+		return err
+	}
+	// The first write to the run folder.
+	if err := resumeDir(t.o.Dir, rp); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	return t.begin()
+}
+
+// build checks the config and makes the model, the encoded data and the
+// optimizer, for open and resume alike.
+func (t *trainer) build() error {
+	cfg := &t.cfg
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return err
 	}
-	var dg digests // what each checkpoint records besides its state
 	var err error
-	if dg.config, err = configDigest(cfg); err != nil {
-		return nil, err
-	}
-	if o.Resume {
-		dg.vocab, dg.data = rp.vocabDigest, rp.dataDigest
+	if t.dg.config, err = configDigest(*cfg); err != nil {
+		return err
 	}
 	// The model comes before the data is encoded: a pretrained model's
 	// vocabulary read back from a run gets its tokenizer here.
-	m, err := NewModel(cfg.Model, cfg.Seed, vocab)
-	if err != nil {
-		return nil, err
+	if t.m, err = NewModel(cfg.Model, cfg.Seed, t.vocab); err != nil {
+		return err
 	}
 	if cfg.Warmup > 0 && cfg.Warmup >= cfg.Steps {
-		o.Progress.Notef("warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run",
+		t.o.Progress.Notef("warning: warmup %d >= steps %d: the learning rate never reaches its peak %g (it ends at %.2g); set --warmup below --steps, or use --preset cpu-small for a short run",
 			cfg.Warmup, cfg.Steps, cfg.LR, cfg.Rate(cfg.Steps))
 	}
-	enc := cfg.Model.EncodeOptions(cfg.Strict)
-	trainEx, stats, err := models.Encode(vocab, o.Train, enc)
-	if err != nil {
-		return nil, fmt.Errorf("training data: %w", err)
+	if err := t.encode(); err != nil {
+		return err
 	}
+	t.p = t.m.Params()
+	t.opt = NewAdam(t.p, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay)
+	return nil
+}
+
+// encode turns the training and dev records into examples, warning of
+// what the model's limits and vocabulary lose.
+func (t *trainer) encode() error {
+	cfg, o, vocab := &t.cfg, &t.o, t.vocab
+	enc := cfg.Model.EncodeOptions(cfg.Strict)
+	var err error
+	if t.trainEx, t.stats, err = models.Encode(vocab, o.Train, enc); err != nil {
+		return fmt.Errorf("training data: %w", err)
+	}
+	stats := t.stats
 	if stats.Truncated > 0 && !o.TruncationNoted {
 		o.Progress.Notef("warning: %d training examples longer than the model's limits (%d source / %d target tokens) were truncated",
 			stats.Truncated, cfg.Model.MaxSrcLen, cfg.Model.MaxTgtLen)
@@ -264,226 +356,182 @@ func Train(ctx context.Context, cfg Config, o Options) (*Result, error) {
 			stats.UnknownTgt, vocab.Pretrained, unknownExample(vocab, o.Train))
 	}
 	if o.Vocab != nil && stats.UnknownTgt > 0 {
-		return nil, fmt.Errorf("vocabulary mismatch: the data has %d target tokens unknown to the model's vocabulary (%s)", stats.UnknownTgt, unknownExample(vocab, o.Train))
+		return fmt.Errorf("vocabulary mismatch: the data has %d target tokens unknown to the model's vocabulary (%s)", stats.UnknownTgt, unknownExample(vocab, o.Train))
 	}
 	devEnc := enc
 	devEnc.Strict = false
-	devEx, _, err := models.Encode(vocab, o.Dev, devEnc)
-	if err != nil {
-		return nil, fmt.Errorf("dev data: %w", err)
+	if t.devEx, _, err = models.Encode(vocab, o.Dev, devEnc); err != nil {
+		return fmt.Errorf("dev data: %w", err)
 	}
-	p := m.Params()
-	opt := NewAdam(p, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay)
-	initialised := false // the start weights are not the seed's
-	if o.Resume {
-		// Before the first checkpoint (rp.model "") the run restarts
-		// from the seed's initialisation, as it first did.
-		if rp.model != "" {
-			if err := LoadWeights(rp.model, p); err != nil {
-				return nil, fmt.Errorf("resume: %w", err)
-			}
-			if err := loadOptim(rp.optim, p, opt); err != nil {
-				return nil, fmt.Errorf("resume: %w", err)
-			}
-		}
-		opt.T = st.AdamT
-	} else {
-		if o.InitWeights != "" {
-			if err := LoadWeights(o.InitWeights, p); err != nil {
-				return nil, err
-			}
-			initialised = true
-		}
-		if o.Init != nil {
-			if err := o.Init(m, vocab); err != nil {
-				return nil, err
-			}
-			initialised = true
-		}
-	}
-	be := defaultBackend(o.Backend)
-	eng, err := bindTrainer(m, be, opt)
-	if err != nil {
-		return nil, err
-	}
-	defer eng.Close()
-	// The first write to the run folder.
-	if o.Resume {
-		if err := resumeDir(o.Dir, rp); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-	} else {
-		if err := prepareDir(o.Dir, o.Force); err != nil {
-			return nil, err
-		}
-		if err := writeStart(o.Dir, &cfg, vocab, o.Data, p, opt, initialised, &dg); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+// bind puts the model and optimizer on the backend, once the weights are
+// final.
+func (t *trainer) bind() error {
+	t.be = defaultBackend(t.o.Backend)
+	var err error
+	t.eng, err = bindTrainer(t.m, t.be, t.opt)
+	return err
+}
+
+// begin records the invocation's provenance, opens metrics.jsonl and
+// shows the progress bar: the run folder is ready to train in.
+func (t *trainer) begin() error {
+	st, o := &t.st, &t.o
 	if o.Provenance != nil {
-		if err := appendProvenance(o.Dir, st.Step, be, o.Provenance); err != nil {
-			return nil, err
+		if err := appendProvenance(o.Dir, st.Step, t.be, o.Provenance); err != nil {
+			return err
 		}
 	}
 	mf, err := os.OpenFile(filepath.Join(o.Dir, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer mf.Close()
-	metrics := json.NewEncoder(mf)
-
-	res := &Result{DevEM: -1, BestStep: st.BestStep, Truncated: stats.Truncated}
+	t.mf, t.metrics = mf, json.NewEncoder(mf)
+	t.res = &Result{DevEM: -1, BestStep: st.BestStep, Truncated: t.stats.Truncated}
 	if st.BestStep > 0 {
-		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
+		t.res.DevEM, t.res.DevLoss = st.BestEM, st.BestLoss
 	}
-	device := be.Name()
-	o.Progress.Notef("train: engine executor on %s", engine.Describe(be))
+	device := t.be.Name()
+	o.Progress.Notef("train: engine executor on %s", engine.Describe(t.be))
 	label := "train on " + device
 	if st.Step > 0 {
 		label = fmt.Sprintf("train (resumed at step %d) on %s", st.Step, device)
 	}
-	bar := o.Progress.Bar(label, int64(cfg.Steps-st.Step))
-	defer bar.Finish()
-	bar.SetETAFrom(etaFrom)
+	t.bar = o.Progress.Bar(label, int64(t.cfg.Steps-st.Step))
+	t.bar.SetETAFrom(etaFrom)
 	if progressInterval >= 0 {
-		bar.SetInterval(progressInterval)
+		t.bar.SetInterval(progressInterval)
 	}
-	ep := &epochs{ex: trainEx, cfg: &cfg}
-	// The losses since the last metrics line; a checkpoint saves them, so
-	// a resumed run's next line has the uninterrupted run's mean.
-	sumLoss, nLoss := st.LossSum, st.LossSteps
-	var sumTok float64
-	tick := time.Now()
-	lastGood := "none (no checkpoint written yet)"
-	saved, savedAt := st.Step, time.Now() // the last checkpoint
+	t.ep = &epochs{ex: t.trainEx, cfg: &t.cfg}
+	t.sumLoss, t.nLoss = st.LossSum, st.LossSteps
+	t.tick = time.Now()
+	t.lastGood = "none (no checkpoint written yet)"
+	t.saved, t.savedAt = st.Step, time.Now()
 	if st.Step > 0 {
-		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), st.Step)
+		t.lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), st.Step)
 	}
-	checkpoint := func(step int, best bool) error {
-		if err := syncHost(eng, opt); err != nil {
-			return fmt.Errorf("step %d: checkpoint: %s: %w", step, device, err)
-		}
-		st.Step, st.AdamT = step, opt.T
-		st.LossSum, st.LossSteps = sumLoss, nLoss
-		if err := saveCheckpoint(o.Dir, p, opt, st, best, dg); err != nil {
+	return nil
+}
+
+// step trains on step's batch and logs a metrics line every LogEvery
+// steps and at the last.
+func (t *trainer) step(step int) error {
+	cfg, res := &t.cfg, t.res
+	stepStart := time.Now()
+	bt := t.ep.batch(step)
+	lr := cfg.Rate(step)
+	// Step leaves the weights alone on a non-finite loss or norm.
+	loss, norm, err := t.eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr)
+	if err != nil {
+		return fmt.Errorf("step %d: %s: %w", step, t.be.Name(), err)
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return fmt.Errorf("step %d: loss %v, gradient norm %v: training diverged; last good checkpoint: %s", step, loss, norm, t.lastGood)
+	}
+	res.StepTime += time.Since(stepStart)
+	res.Tokens += int64(bt.Tokens)
+	t.sumLoss += loss
+	t.sumTok += float64(bt.Tokens)
+	t.nLoss++
+	if step%t.o.LogEvery == 0 || step == cfg.Steps {
+		el := time.Since(t.tick).Seconds()
+		res.TrainLoss = t.sumLoss / float64(t.nLoss)
+		line := TrainLine{Gemm: engine.GemmName(t.be), Step: step, Loss: round(res.TrainLoss), LR: lr, GradNorm: round(norm), TokensPerS: math.Round(t.sumTok / el), Wall: wallSince(t.start)}
+		if err := t.metrics.Encode(line); err != nil {
 			return err
 		}
-		lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(o.Dir, ModelFile), step)
-		saved, savedAt = step, time.Now()
-		return nil
+		t.bar.SetExtra(fmt.Sprintf("loss %.4f  %.0f tok/s", res.TrainLoss, t.sumTok/el))
+		t.sumLoss, t.sumTok, t.nLoss, t.tick = 0, 0, 0, time.Now()
 	}
-	// stop ends a run cancelled (Ctrl-C, SIGTERM, SIGHUP) after done
-	// steps: their weights are checkpointed first, so at most the step in
-	// progress is lost. A stop inside the dev evaluation of step done
-	// checkpoints with the evaluation pending; --resume runs it first.
-	stop := func(at, done int, evalPending bool) error {
-		cause, where := ctx.Err(), ""
-		if evalPending {
-			where = " (dev evaluation)"
+	t.bar.Add(1)
+	stepPause()
+	return nil
+}
+
+// evaluate scores the dev set after step, keeps the best weights and
+// checkpoints.
+func (t *trainer) evaluate(step int) error {
+	st := &t.st
+	best := false // without a dev set no step is evaluated, none is best
+	if len(t.devEx) > 0 {
+		if evalHook != nil {
+			evalHook(step)
 		}
-		if done > saved || evalPending {
-			st.EvalPending = evalPending
-			if err := checkpoint(done, false); err != nil {
-				return fmt.Errorf("interrupted at step %d%s; the checkpoint of step %d failed (%v); last checkpoint: %s: %w", at, where, done, err, lastGood, cause)
-			}
+		sub := t.bar.Sub(fmt.Sprintf("dev evaluation at step %d: decoded", step), int64(evalLimit(&t.cfg, len(t.devEx))))
+		dl, em, err := Evaluate(t.ctx, t.eng, t.vocab, t.o.Dev, t.devEx, &t.cfg, sub)
+		sub.Finish()
+		if err != nil && t.ctx.Err() != nil {
+			return t.stop(step, step, true)
 		}
-		if done == 0 {
-			return fmt.Errorf("interrupted at step %d%s, before any checkpoint; --resume starts the run again: %w", at, where, cause)
-		}
-		return fmt.Errorf("interrupted at step %d%s; checkpoint %s; --resume continues from it: %w", at, where, lastGood, cause)
-	}
-	// evaluate scores the dev set after step, keeps the best weights and
-	// checkpoints.
-	evaluate := func(step int) error {
-		best := false // without a dev set no step is evaluated, none is best
-		if len(devEx) > 0 {
-			if evalHook != nil {
-				evalHook(step)
-			}
-			sub := bar.Sub(fmt.Sprintf("dev evaluation at step %d: decoded", step), int64(evalLimit(&cfg, len(devEx))))
-			dl, em, err := Evaluate(ctx, eng, vocab, o.Dev, devEx, &cfg, sub)
-			sub.Finish()
-			if err != nil && ctx.Err() != nil {
-				return stop(step, step, true)
-			}
-			if err != nil {
-				return fmt.Errorf("step %d: dev: %w", step, err)
-			}
-			if err := metrics.Encode(DevLine{Step: step, DevLoss: round(dl), DevEM: round(em), Wall: wallSince(start)}); err != nil {
-				return err
-			}
-			best = st.BestStep == 0 || em > st.BestEM || (em == st.BestEM && dl < st.BestLoss)
-			if best {
-				st.BestStep, st.BestEM, st.BestLoss = step, em, dl
-			}
-			shown := res.TrainLoss // the mean since the last log line when steps ran since
-			if nLoss > 0 {
-				shown = sumLoss / float64(nLoss)
-			}
-			bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", shown, dl, 100*em))
-		}
-		st.EvalPending = false
-		return checkpoint(step, best)
-	}
-	if st.EvalPending {
-		// Stopped inside this step's dev evaluation: finish it first, as
-		// the uninterrupted run did.
-		if err := evaluate(st.Step); err != nil {
-			return nil, err
-		}
-	}
-	for step := st.Step + 1; step <= cfg.Steps; step++ {
-		if ctx.Err() != nil {
-			return nil, stop(step, step-1, false)
-		}
-		stepStart := time.Now()
-		bt := ep.batch(step)
-		lr := cfg.Rate(step)
-		// Step leaves the weights alone on a non-finite loss or norm.
-		loss, norm, err := eng.Step(bt, cfg.LabelSmoothing, step, cfg.ClipNorm, lr)
 		if err != nil {
-			return nil, fmt.Errorf("step %d: %s: %w", step, device, err)
+			return fmt.Errorf("step %d: dev: %w", step, err)
 		}
-		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return nil, fmt.Errorf("step %d: loss %v, gradient norm %v: training diverged; last good checkpoint: %s", step, loss, norm, lastGood)
+		if err := t.metrics.Encode(DevLine{Step: step, DevLoss: round(dl), DevEM: round(em), Wall: wallSince(t.start)}); err != nil {
+			return err
 		}
-		res.StepTime += time.Since(stepStart)
-		res.Tokens += int64(bt.Tokens)
-		sumLoss += loss
-		sumTok += float64(bt.Tokens)
-		nLoss++
-		if step%o.LogEvery == 0 || step == cfg.Steps {
-			el := time.Since(tick).Seconds()
-			res.TrainLoss = sumLoss / float64(nLoss)
-			line := TrainLine{Gemm: engine.GemmName(be), Step: step, Loss: round(res.TrainLoss), LR: lr, GradNorm: round(norm), TokensPerS: math.Round(sumTok / el), Wall: wallSince(start)}
-			if err := metrics.Encode(line); err != nil {
-				return nil, err
-			}
-			bar.SetExtra(fmt.Sprintf("loss %.4f  %.0f tok/s", res.TrainLoss, sumTok/el))
-			sumLoss, sumTok, nLoss, tick = 0, 0, 0, time.Now()
+		best = st.BestStep == 0 || em > st.BestEM || (em == st.BestEM && dl < st.BestLoss)
+		if best {
+			st.BestStep, st.BestEM, st.BestLoss = step, em, dl
 		}
-		bar.Add(1)
-		stepPause()
-		switch {
-		case (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0) || step == cfg.Steps:
-			if err := evaluate(step); err != nil {
-				return nil, err
-			}
-		case o.CheckpointEvery > 0 && time.Since(savedAt) >= o.CheckpointEvery:
-			// A time-based checkpoint: weights only, no evaluation, so
-			// the run's results do not depend on when it was taken.
-			if err := checkpoint(step, false); err != nil {
-				return nil, err
-			}
+		shown := t.res.TrainLoss // the mean since the last log line when steps ran since
+		if t.nLoss > 0 {
+			shown = t.sumLoss / float64(t.nLoss)
+		}
+		t.bar.SetExtra(fmt.Sprintf("loss %.4f  dev loss %.4f  dev EM %.2f%%", shown, dl, 100*em))
+	}
+	st.EvalPending = false
+	return t.checkpoint(step, best)
+}
+
+// checkpoint saves the weights, optimizer and state after step (and the
+// best weights when best).
+func (t *trainer) checkpoint(step int, best bool) error {
+	if err := syncHost(t.eng, t.opt); err != nil {
+		return fmt.Errorf("step %d: checkpoint: %s: %w", step, t.be.Name(), err)
+	}
+	t.st.Step, t.st.AdamT = step, t.opt.T
+	t.st.LossSum, t.st.LossSteps = t.sumLoss, t.nLoss
+	if err := saveCheckpoint(t.o.Dir, t.p, t.opt, t.st, best, t.dg); err != nil {
+		return err
+	}
+	t.lastGood = fmt.Sprintf("%s (step %d)", filepath.Join(t.o.Dir, ModelFile), step)
+	t.saved, t.savedAt = step, time.Now()
+	return nil
+}
+
+// stop ends a run cancelled (Ctrl-C, SIGTERM, SIGHUP) after done steps:
+// their weights are checkpointed first, so at most the step in progress is
+// lost. A stop inside the dev evaluation of step done checkpoints with the
+// evaluation pending; --resume runs it first.
+func (t *trainer) stop(at, done int, evalPending bool) error {
+	cause, where := t.ctx.Err(), ""
+	if evalPending {
+		where = " (dev evaluation)"
+	}
+	if done > t.saved || evalPending {
+		t.st.EvalPending = evalPending
+		if err := t.checkpoint(done, false); err != nil {
+			return fmt.Errorf("interrupted at step %d%s; the checkpoint of step %d failed (%v); last checkpoint: %s: %w", at, where, done, err, t.lastGood, cause)
 		}
 	}
-	res.Steps = cfg.Steps
-	res.BestStep = st.BestStep
-	if len(devEx) > 0 {
-		res.DevEM, res.DevLoss = st.BestEM, st.BestLoss
+	if done == 0 {
+		return fmt.Errorf("interrupted at step %d%s, before any checkpoint; --resume starts the run again: %w", at, where, cause)
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	return fmt.Errorf("interrupted at step %d%s; checkpoint %s; --resume continues from it: %w", at, where, t.lastGood, cause)
+}
+
+// result is the summary of a run that trained to its last step.
+func (t *trainer) result() *Result {
+	res := t.res
+	res.Steps = t.cfg.Steps
+	res.BestStep = t.st.BestStep
+	if len(t.devEx) > 0 {
+		res.DevEM, res.DevLoss = t.st.BestEM, t.st.BestLoss
+	}
+	res.Elapsed = time.Since(t.start)
+	return res
 }
 
 // etaFrom is the step from which the progress line estimates the time to
@@ -505,34 +553,6 @@ func evalLimit(cfg *Config, n int) int {
 	return n
 }
 
-// trimMetrics drops the lines a stopped run logged after its last
-// checkpoint, so a resumed run's metrics.jsonl has each step once, and
-// appends extra.
-func trimMetrics(path string, step int, extra []byte) error {
-	b, err := data.ReadFileLimit(path, data.MetricsFile)
-	if errors.Is(err, os.ErrNotExist) && extra == nil {
-		return nil
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	var keep []byte
-	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		var m struct {
-			Step int `json:"step"`
-		}
-		if len(bytes.TrimSpace(line)) == 0 || (json.Unmarshal(line, &m) == nil && m.Step > step) {
-			continue
-		}
-		keep = append(keep, line...)
-	}
-	keep = append(keep, extra...)
-	return replaceSynced(path, func(w io.Writer) error {
-		_, err := w.Write(keep)
-		return err
-	})
-}
-
 func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func unknownExample(v *models.Vocab, recs []data.Record) string {
@@ -544,47 +564,4 @@ func unknownExample(v *models.Vocab, recs []data.Record) string {
 		}
 	}
 	return ""
-}
-
-// writeStart writes vocab.json, data.json and, when the start weights are
-// not the seed's (fine-tuning, a pretrained encoder), a step-0 checkpoint
-// to resume from; config.json comes last, so a folder with config.json
-// holds everything a resume needs. It fills in dg's vocabulary and data
-// digests (dg.config is set).
-func writeStart(dir string, cfg *Config, v *models.Vocab, files []DataFile, p *models.Params, opt *Adam, initialised bool, dg *digests) error {
-	cb, err := cfg.Marshal()
-	if err != nil {
-		return err
-	}
-	vb, err := v.MarshalIndent()
-	if err != nil {
-		return err
-	}
-	if err := replaceSynced(filepath.Join(dir, VocabFile), bytesFill(vb)); err != nil {
-		return err
-	}
-	dg.vocab = sha256Hex(vb)
-	if files != nil {
-		db, err := dataJSON(files)
-		if err != nil {
-			return err
-		}
-		if err := replaceSynced(filepath.Join(dir, DataFileName), bytesFill(db)); err != nil {
-			return err
-		}
-		dg.data = sha256Hex(db)
-	}
-	if initialised {
-		if err := saveCheckpoint(dir, p, opt, State{}, false, *dg); err != nil {
-			return err
-		}
-	}
-	return replaceSynced(filepath.Join(dir, ConfigFile), bytesFill(cb))
-}
-
-func bytesFill(b []byte) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}
 }
