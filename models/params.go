@@ -16,7 +16,8 @@ type Params struct {
 	Names []string
 	// Values hold the weights.
 	Values []*tensor.Dense
-	// Grads hold the gradients of the last backward pass, same shapes.
+	// Grads hold the gradients of the last backward pass, same shapes; nil
+	// for a weight taken with Adopt.
 	Grads [][]float32
 
 	index map[string]int
@@ -36,6 +37,28 @@ func (p *Params) Add(name string, shape tensor.Shape, init func(w []float32)) in
 	p.Names = append(p.Names, name)
 	p.Values = append(p.Values, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)))
 	p.Grads = append(p.Grads, make([]float32, len(w)))
+	return len(p.Names) - 1
+}
+
+// Adopt makes w, unchanged and uncopied, the weight name of shape, with no
+// host gradient buffer (Grads[i] stays nil). It is for models whose
+// gradients live only on the backend (GPT-2's engine trainer) and whose
+// weights are large enough that a second host copy would matter: GPT-2
+// medium's 1.4 GB.
+func (p *Params) Adopt(name string, shape tensor.Shape, w []float32) int {
+	if p.index == nil {
+		p.index = map[string]int{}
+	}
+	if _, dup := p.index[name]; dup {
+		panic("models: duplicate parameter " + name) // programmer bug
+	}
+	if len(w) != shape.TotalSize() {
+		panic(fmt.Sprintf("models: parameter %s: %d values for shape %v", name, len(w), shape)) // programmer bug
+	}
+	p.index[name] = len(p.Names)
+	p.Names = append(p.Names, name)
+	p.Values = append(p.Values, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)))
+	p.Grads = append(p.Grads, nil)
 	return len(p.Names) - 1
 }
 

@@ -51,11 +51,7 @@ const gpt2ScoreChunk = 256
 // (a copy would hold GPT-2 medium's 1.4 GB twice); every other step is
 // the one a GPU runs.
 func NewEngine(m *Model, b engine.Backend) (*Engine, error) {
-	names := make([]string, len(m.params))
-	vals := make([][]float32, len(m.params))
-	for i, p := range m.params {
-		names[i], vals[i] = p.name, p.val.Data().([]float32)
-	}
+	names, vals := m.p.Names, m.p.AllData()
 	e := &Engine{m: m, b: b, progs: map[gpt2Key]*gpt2Prog{}}
 	if _, ok := b.(*engine.CPU); ok {
 		e.w, e.alias = &engine.Weights{B: b, Names: names}, true
@@ -69,7 +65,8 @@ func NewEngine(m *Model, b engine.Backend) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e.wte = e.w.Bufs[m.index["wte.weight"]]
+	wte, _ := m.p.Index("wte.weight")
+	e.wte = e.w.Bufs[wte]
 	return e, nil
 }
 

@@ -103,11 +103,7 @@ func (t *Trainer) Restore(s [][]float32) error {
 
 // Download copies the backend's weights into the host model.
 func (t *Trainer) Download() error {
-	vals := make([][]float32, len(t.m.params))
-	for i, p := range t.m.params {
-		vals[i] = p.val.Data().([]float32)
-	}
-	return t.w.Download(vals)
+	return t.w.Download(t.m.p.AllData())
 }
 
 // Close frees the backend memory: programs, moments and weights.

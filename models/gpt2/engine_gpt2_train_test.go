@@ -30,9 +30,9 @@ func gpt2Batch(n, maxLen, v, salt int) ([][]int, []int) {
 
 // hostWeights copies m's host weights.
 func hostWeights(m *Model) [][]float32 {
-	out := make([][]float32, len(m.params))
-	for i, p := range m.params {
-		out[i] = slices.Clone(p.val.Data().([]float32))
+	out := make([][]float32, len(m.p.Names))
+	for i := range m.p.Names {
+		out[i] = slices.Clone(m.p.Data(i))
 	}
 	return out
 }
@@ -42,7 +42,7 @@ func equalWeights(m *Model, a, b [][]float32) (string, bool) {
 	for i := range a {
 		for j := range a[i] {
 			if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
-				return m.params[i].name, false
+				return m.p.Names[i], false
 			}
 		}
 	}
@@ -60,8 +60,8 @@ type oracleTrainer struct {
 func newOracleTrainer(m *Model) *oracleTrainer {
 	o := &oracleTrainer{m: m}
 	for k := range o.mom {
-		for _, p := range m.params {
-			o.mom[k] = append(o.mom[k], tensor.New(tensor.WithShape(p.val.Shape()...), tensor.WithBacking(make([]float32, p.val.Shape().TotalSize()))))
+		for _, v := range m.p.Values {
+			o.mom[k] = append(o.mom[k], tensor.New(tensor.WithShape(v.Shape()...), tensor.WithBacking(make([]float32, v.Shape().TotalSize()))))
 		}
 	}
 	return o
@@ -84,7 +84,7 @@ func (o *oracleTrainer) trainStep(t *testing.T, seqs [][]int, first []int, lr fl
 	o.step++
 	for k, gn := range g.grads {
 		i := g.params[k]
-		if err := ops.AdamStep(o.m.params[i].val, gn.Value().(*tensor.Dense), o.mom[0][i], o.mom[1][i], lr, o.step, AdamW()); err != nil {
+		if err := ops.AdamStep(o.m.p.Values[i], gn.Value().(*tensor.Dense), o.mom[0][i], o.mom[1][i], lr, o.step, AdamW()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	"gorgonia.org/tensor"
 
 	"compbench/data"
 	"compbench/models"
@@ -29,9 +28,10 @@ import (
 type Model struct {
 	// Cfg is the validated configuration.
 	Cfg Config
-	// params in a fixed order (gpt2Shapes, c_attn split in three).
-	params []gpt2Param
-	index  map[string]int
+	// p holds the weights in a fixed order (gpt2Shapes) under Hugging
+	// Face's names, without host gradients (Params.Adopt): training keeps
+	// them on the backend.
+	p models.Params
 	// MaxGraphs bounds the compiled programs an engine (Engine,
 	// Trainer) keeps, one per batch shape and purpose; least recently
 	// used ones are dropped and recompiled when needed. Default 8.
@@ -125,12 +125,6 @@ func ReadConfig(path string) (Config, error) {
 	return raw.Config, nil
 }
 
-// gpt2Param is one weight in the Hugging Face layout.
-type gpt2Param struct {
-	name string
-	val  *tensor.Dense
-}
-
 // gpt2Shapes lists every parameter name (Hugging Face's, without the
 // "transformer." prefix) with its shape. Conv1D weights are [in, out].
 func gpt2Shapes(c Config) ([]string, map[string][]int) {
@@ -163,13 +157,12 @@ func newGPT2Shell(cfg Config) (*Model, []string, map[string][]int, error) {
 		return nil, nil, nil, err
 	}
 	names, shapes := gpt2Shapes(cfg)
-	m := &Model{Cfg: cfg, index: map[string]int{}, MaxGraphs: 8, GraphBudget: models.GraphBudget()}
+	m := &Model{Cfg: cfg, MaxGraphs: 8, GraphBudget: models.GraphBudget()}
 	return m, names, shapes, nil
 }
 
 func (m *Model) add(name string, shape []int, w []float32) {
-	m.index[name] = len(m.params)
-	m.params = append(m.params, gpt2Param{name: name, val: tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w))})
+	m.p.Adopt(name, shape, w)
 }
 
 // New makes a model with GPT-2's initialisation drawn from seed: normal
@@ -391,18 +384,14 @@ func (m *Model) Save(out *data.OutputSet, dir string) error {
 
 // NumParams counts the scalar weights (the tied output projection once).
 func (m *Model) NumParams() int {
-	n := 0
-	for _, p := range m.params {
-		n += p.val.Shape().TotalSize()
-	}
-	return n
+	return m.p.Count()
 }
 
 // weights returns the backing slice of the named parameter.
 func (m *Model) weights(name string) []float32 {
-	i, ok := m.index[name]
+	i, ok := m.p.Index(name)
 	if !ok {
 		panic(errors.New("models: no GPT-2 parameter " + name)) // programmer bug
 	}
-	return m.params[i].val.Data().([]float32)
+	return m.p.Data(i)
 }

@@ -75,11 +75,11 @@ type gpt2Builder struct {
 }
 
 func (b *gpt2Builder) param(name string) *G.Node {
-	i := b.m.index[name]
+	i, _ := b.m.p.Index(name)
 	if n, ok := b.nodes[i]; ok {
 		return n
 	}
-	v := b.m.params[i].val
+	v := b.m.p.Values[i]
 	n := G.NewTensor(b.g, tensor.Float32, v.Dims(), G.WithShape(v.Shape()...), G.WithName(name), G.WithValue(v))
 	b.nodes[i] = n
 	return n
@@ -179,7 +179,7 @@ func (m *Model) graph(k gpt2Key) (*gpt2Graph, error) {
 		return nil, b.err
 	}
 	if k.train {
-		for i := range m.params {
+		for i := range m.p.Names {
 			if n, ok := b.nodes[i]; ok {
 				c.grads = append(c.grads, n)
 				c.params = append(c.params, i)
