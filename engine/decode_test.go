@@ -19,10 +19,9 @@ import (
 var decodeVariants = []string{"transformer", "relative", "sep-to-last", "sep-to-sep-and-last", "sep-full"}
 
 // The engine decoder is checked against the definition of decoding:
-// Gorgonia's TapeMachine running the model's decoder graph
-// (transformer.Model.Logits) over each whole prefix at every step. train.Decode
-// does exactly that for a *transformer.Model, which has no incremental
-// decoder of its own.
+// Gorgonia's TapeMachine running the model's decoder graph (tapeModel.Logits)
+// over each whole prefix at every step. train.Decode does exactly that for a
+// tapeModel, which has no incremental decoder of its own.
 
 func examples(bt *models.Batch) []models.Example {
 	ex := make([]models.Example, len(bt.Rows))
@@ -79,12 +78,12 @@ func lpTol(d float64, v int) float64 { return 2*d + 2*gammaN(v) }
 
 // scaled records the largest logit magnitude the graph produced.
 type scaled struct {
-	*transformer.Model
+	tapeModel
 	scale float64
 }
 
 func (s *scaled) Logits(mem *models.Memory, decIn []int, T, pos int) ([]float32, error) {
-	out, err := s.Model.Logits(mem, decIn, T, pos)
+	out, err := s.tapeModel.Logits(mem, decIn, T, pos)
 	s.scale = max(s.scale, logitScale(out))
 	return out, err
 }
@@ -108,7 +107,7 @@ func logitScale(x []float32) float64 {
 // score tolerance.
 func checkDecode(t *testing.T, m *transformer.Model, em *transformer.Engine, ex []models.Example, o train.DecodeOptions) {
 	t.Helper()
-	oracle := &scaled{Model: m}
+	oracle := &scaled{tapeModel: tapeModel{m}}
 	want, err := train.Decode(context.Background(), oracle, ex, o, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +172,7 @@ func tokenAt(ids []int, j int) int {
 func graphLogProbs(t *testing.T, m *transformer.Model, e *models.Example, prefix []int) []float64 {
 	t.Helper()
 	bt := models.MakeBatch([]*models.Example{e}, 1, 4)
-	mem, err := m.Encode(bt.Src, bt.B, bt.S)
+	mem, err := tapeModel{m}.Encode(bt.Src, bt.B, bt.S)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +181,7 @@ func graphLogProbs(t *testing.T, m *transformer.Model, e *models.Example, prefix
 	in := make([]int, T)
 	in[0] = models.StartID
 	copy(in[1:], prefix)
-	logits, err := m.Logits(mem, in, T, n-1)
+	logits, err := tapeModel{m}.Logits(mem, in, T, n-1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +233,7 @@ func TestEngineDecodeMatchesGraph(t *testing.T) {
 // tokens, with its memory row. Reorder permutes the histories only, as the
 // incremental decoder permutes its caches and keeps each row's memory.
 type graphPrefix struct {
-	m    *transformer.Model
+	m    tapeModel
 	mem  *models.Memory
 	hist [][]int
 }
@@ -286,7 +285,7 @@ func checkStepLogits(t *testing.T, variant string, be engine.Backend, tol float6
 	// not be a prefix the graph can decode: the cached keys and values of
 	// the second layer on depend on the memory.)
 	const rep = 2
-	mem, err := m.Encode(bt.Src, bt.B, bt.S)
+	mem, err := tapeModel{m}.Encode(bt.Src, bt.B, bt.S)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +299,7 @@ func checkStepLogits(t *testing.T, variant string, be engine.Backend, tol float6
 	if tol == 0 {
 		tol = decodeTol(m.Cfg, max(bt.S, steps))
 	}
-	oracle := &graphPrefix{m: m, mem: mem, hist: make([][]int, B)}
+	oracle := &graphPrefix{m: tapeModel{m}, mem: mem, hist: make([][]int, B)}
 	es, err := em.StartDecode(emem, steps)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestEngineModelSeq2Seq(t *testing.T) {
 	defer em.Close()
 	var _ models.Seq2Seq = em
 	for _, train := range []bool{false, true} {
-		want, err := m.Loss(bt, train, 0.1, 2)
+		want, err := tapeModel{m}.Loss(bt, train, 0.1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

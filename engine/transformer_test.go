@@ -114,7 +114,7 @@ func TestTrainStepMatchesTapeMachine(t *testing.T) {
 func checkTrainStep(t *testing.T, variant string, be engine.Backend, tol float64) {
 	m, bt := tiny(t, variant)
 	const step = 5
-	want, err := m.Loss(bt, true, 0.1, step)
+	want, err := tapeModel{m}.Loss(bt, true, 0.1, step)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +163,12 @@ func TestDecodeLogitsMatchTapeMachine(t *testing.T) {
 		for _, bk := range backends {
 			t.Run(variant+"/"+bk.name, func(t *testing.T) {
 				m, bt := tiny(t, variant)
-				mem, err := m.Encode(bt.Src, bt.B, bt.S)
+				mem, err := tapeModel{m}.Encode(bt.Src, bt.B, bt.S)
 				if err != nil {
 					t.Fatal(err)
 				}
 				const pos = 2
-				if _, err := m.Logits(mem, bt.DecIn, bt.T, pos); err != nil {
+				if _, err := (tapeModel{m}).Logits(mem, bt.DecIn, bt.T, pos); err != nil {
 					t.Fatal(err)
 				}
 				view, err := m.DecodeView(mem, bt.DecIn, bt.T, pos)

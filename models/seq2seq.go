@@ -1,8 +1,8 @@
 package models
 
 // Seq2Seq is what evaluation and decoding need from a model bound to a
-// device (Runner). *transformer.Model implements it on Gorgonia's TapeMachine,
-// which tests use as the oracle of the engine; no command runs on it.
+// device (Runner). Tests also implement it on Gorgonia's TapeMachine running
+// a Transformer's graphs, the oracle of the engine; no command runs on it.
 type Seq2Seq interface {
 	// Params are the weights and their gradient buffers.
 	Params() *Params

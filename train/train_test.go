@@ -284,9 +284,10 @@ func bind(t *testing.T, r *Run) models.Seq2Seq {
 // graphOnly hides the incremental decoder, so decoding re-runs the graph.
 type graphOnly struct{ models.Seq2Seq }
 
-// TestDecodePaths: the engine's incremental decoding and the oracle's
-// (Gorgonia's TapeMachine re-running the whole prefix) agree, greedy and
-// beam, on a partly trained model.
+// TestDecodePaths: the engine's incremental decoding and its decoder graph
+// re-run over the whole prefix (the definition, checked against Gorgonia's
+// TapeMachine in package engine's tests) agree, greedy and beam, on a
+// partly trained model.
 func TestDecodePaths(t *testing.T) {
 	cfg := tinyConfig("sep-to-last")
 	cfg.Steps = 40
@@ -297,13 +298,14 @@ func TestDecodePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex, _, _ := models.Encode(r.Vocab, tinyData(), models.EncodeOptions{Separators: true, MaxSrc: 8, MaxTgt: 10})
+	m := bind(t, r)
 	for _, beam := range []int{1, 3} {
 		o := DecodeOptions{Beam: beam, Alpha: 0.6, MaxLen: 10, Batch: 4, Width: 4}
-		a, err := Decode(context.Background(), bind(t, r), ex, o, nil)
+		a, err := Decode(context.Background(), m, ex, o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Decode(context.Background(), graphOnly{r.Def.(models.Seq2Seq)}, ex, o, nil)
+		b, err := Decode(context.Background(), graphOnly{m}, ex, o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

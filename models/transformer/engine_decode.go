@@ -17,7 +17,7 @@ import (
 // cross-attention keys and values are computed from it once per batch, and
 // each layer's self-attention keys and values are cached on the backend.
 // Re-running the decoder graph over the whole prefix at every step (what
-// Model.Logits does, the definition the tests compare against) costs
+// Logits does, and the definition the tests compare against) costs
 // O(T^2) positions per sequence; this costs O(T).
 //
 // Design: a step calls the backend's kernels directly instead of running

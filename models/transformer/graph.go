@@ -3,7 +3,6 @@ package transformer
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -56,7 +55,6 @@ type graphInputs struct {
 type compiled struct {
 	lastUse uint64
 	in      graphInputs
-	vm      G.VM
 	out     *G.Node // loss scalar, memory or logits
 	grads   G.Nodes
 	gradIdx []int
@@ -103,24 +101,19 @@ func (m *Model) evictOldest() {
 			old, oldest = key, c.lastUse
 		}
 	}
-	c := m.graphs[old]
-	c.vm.Close()
-	// Gorgonia's tape machine carries a finalizer (a no-op on CPU; Close
-	// has run it), which would keep the machine, its graph and every value
-	// alive until the collection after next: with a graph evicted per step
-	// the live heap then grew to about twice the cache (RobustFill run).
-	runtime.SetFinalizer(c.vm, nil)
-	m.cachedBytes -= c.bytes
+	m.cachedBytes -= m.graphs[old].bytes
 	delete(m.graphs, old)
 }
 
 // graphBytes estimates the memory a compiled graph holds after its first
 // run: the byte size (shape × dtype) of every node's value, gradient nodes
 // included, leaving out the parameter nodes, which are bound to the
-// model's own weights. It is an upper bound on the tape machine's values,
-// which reuses registers between nodes whose lives do not overlap: at
-// RobustFill sizes (2 layers, d 64, batch 32, source 192) the estimate is
-// 459 MB where the first run grows the heap by 398 MB.
+// model's own weights. It is an upper bound on the values of Gorgonia's
+// tape machine (the tests' oracle), which reuses registers between nodes
+// whose lives do not overlap: at RobustFill sizes (2 layers, d 64, batch
+// 32, source 192) the estimate is 459 MB where the first run grows the
+// heap by 398 MB. The engine runs a graph as a program with buffers of its
+// own, which models.Programs counts exactly.
 func graphBytes(g *G.ExprGraph, params map[int]*G.Node) int64 {
 	shared := make(map[*G.Node]bool, len(params))
 	for _, n := range params {
@@ -237,7 +230,6 @@ func (m *Model) build(k graphKey) (*compiled, error) {
 	}
 	c.in, c.drop = *in, b.drop
 	c.bytes = graphBytes(b.g, b.nodes)
-	c.vm = G.NewTapeMachine(b.g)
 	return c, nil
 }
 
@@ -386,16 +378,6 @@ func fillReal(dst []float32, B, L int, n []int) {
 			dst[b*L+j] = ACTLossWeight / float32(count)
 		}
 	}
-}
-
-func (c *compiled) run() error {
-	for n, v := range c.in.vals {
-		if err := G.Let(n, v); err != nil {
-			return err
-		}
-	}
-	defer c.vm.Reset()
-	return c.vm.RunAll()
 }
 
 func lengths(rows []*models.Example, B int, src bool) []int {

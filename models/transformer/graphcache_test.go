@@ -72,9 +72,6 @@ func TestGraphBytes(t *testing.T) {
 	if all := graphBytes(g, nil); all != small.bytes+params {
 		t.Errorf("all nodes %d bytes, estimate %d + parameters %d", all, small.bytes, params)
 	}
-	for _, c := range []*compiled{small, big} {
-		c.vm.Close()
-	}
 }
 
 // TestGraphCacheBytes: least recently used graphs are evicted until the new
@@ -92,7 +89,6 @@ func TestGraphCacheBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		size[k] = c.bytes
-		c.vm.Close()
 	}
 	if !(size[ka] < size[kb] && size[kb] < size[kc]) {
 		t.Fatalf("sizes %v: want a < b < c", size)
@@ -194,7 +190,7 @@ func TestEvictedGraphFreed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.run(); err != nil {
+		if err := m.run(c); err != nil {
 			t.Fatal(err)
 		}
 		return weak.Make(c.out)

@@ -167,21 +167,6 @@ func (m *Model) setIOInputs(c *compiled, ib *ioBatch, decIn, decLen []int) error
 	return nil
 }
 
-// encodeIO is Encode for the double I/O encoder: the memory of row b is the
-// concatenation of its examples' encoded outputs without the padding
-// between them (cross-attention has no positions, so dropping masked keys
-// changes nothing), padded to a multiple of ioWidth.
-func (m *Model) encodeIO(src []int, B, S int) (*models.Memory, error) {
-	c, ib, err := m.ioEncodeGraph(src, B, S)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.run(); err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	return m.ioMemory(ib, c.out.Value().Data().([]float32)), nil
-}
-
 // ioEncodeGraph splits src into examples and returns the encoder graph of
 // their shape with its inputs set; its output is the encoded outputs
 // [B*E*So, D].
@@ -198,7 +183,10 @@ func (m *Model) ioEncodeGraph(src []int, B, S int) (*compiled, *ioBatch, error) 
 }
 
 // ioMemory assembles the memory from the encoded outputs enc [B*E*So, D]
-// of ib's examples.
+// of ib's examples: the memory of row b is the concatenation of its
+// examples' encoded outputs without the padding between them
+// (cross-attention has no positions, so dropping masked keys changes
+// nothing), padded to a multiple of ioWidth.
 func (m *Model) ioMemory(ib *ioBatch, enc []float32) *models.Memory {
 	B, d := ib.B, m.Cfg.Dim
 	mem := &models.Memory{B: B, SrcLen: make([]int, B)}

@@ -87,7 +87,7 @@ func encodeRaw(t *testing.T, m *Model, src []int, B, S int) ([]float32, *ioBatch
 	if err := m.setIOInputs(c, ib, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.run(); err != nil {
+	if err := m.run(c); err != nil {
 		t.Fatal(err)
 	}
 	return append([]float32(nil), c.out.Value().Data().([]float32)...), ib

@@ -3,8 +3,8 @@
 // (2020, App. E), with the relative attention, separator and
 // decompositional-mask variants of Shi et al. §4 (masks.go) and the double
 // I/O encoder (ioencoder.go): the model and its parameters
-// (transformer.go), its Gorgonia graphs (graph.go; tape.go runs them on
-// Gorgonia's TapeMachine, the tests' oracle), and its training and
+// (transformer.go), its Gorgonia graphs (graph.go; tape_test.go runs them
+// on Gorgonia's TapeMachine, the tests' oracle), and its training and
 // incremental decoding on package engine's executor (engine_model.go,
 // engine_decode*.go). Its encoder stack is also the LSTM models'
 // Transformer encoder (encoder.go).

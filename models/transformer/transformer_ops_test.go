@@ -26,7 +26,6 @@ func TestTransformerGraphFusedOps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.vm.Close()
 			for _, n := range c.out.Graph().AllNodes() {
 				if n.Op() == nil {
 					continue
