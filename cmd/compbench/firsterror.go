@@ -133,3 +133,12 @@ complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
 	}
 	return tw.Flush()
 }
+
+// clip shortens s to at most n bytes for display.
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
