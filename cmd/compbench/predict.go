@@ -132,7 +132,7 @@ func outputTokens(preds []train.Prediction) float64 {
 // a decoding working set larger than the machine's memory.
 func checkDecode(r *train.Run, recs []data.Record, beam, batch, maxLen int) error {
 	cfg := r.Config.Model
-	srcLen, _ := dataLengths(cfg, recs)
+	srcLen, _ := models.DataLengths(cfg, recs)
 	vocab := len(r.Vocab.Target)
 	if models.Copies(cfg.Variant) {
 		vocab += srcLen
@@ -144,5 +144,5 @@ func checkDecode(r *train.Run, recs []data.Record, beam, batch, maxLen int) erro
 		maxLen = cfg.MaxTgtLen
 	}
 	rows := min(batch, len(recs)) * beam
-	return checkMemory("predict", decodePart(cfg, rows, srcLen, maxLen, vocab, "--beam, --batch or --max-len (max_tgt_len of the run)"))
+	return checkMemory("predict", memPart{"decoding", "--beam, --batch or --max-len (max_tgt_len of the run)", models.DecodeBytes(cfg, rows, srcLen, maxLen, vocab)})
 }

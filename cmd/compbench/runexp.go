@@ -144,7 +144,7 @@ and the model and optimisation flags of "compbench train" override either
 		}
 		// Weights too large for the machine are refused before DIR is
 		// made; the data's vocabulary and lengths are checked below.
-		if err := checkMemory("run", weightsPart(cfgs[i].Model, 0, 0, true)); err != nil {
+		if err := checkMemory("run", memParts(train.WeightsMemory(cfgs[i].Model, 0, 0, true))...); err != nil {
 			return err
 		}
 	}

@@ -187,3 +187,23 @@ func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
 	}
 	return sweep.PrintStatus(ctx, spec, out, stdout)
 }
+
+// checkSweepCells runs, before any cell, the checks of a sweep file that
+// need this binary and this machine (sweep.Spec.Validate has checked the
+// rest), as usage errors: the device must be one this binary was built
+// for, and no cell may outgrow the machine's memory (sweep.Spec.Memory).
+func checkSweepCells(spec *sweep.Spec) error {
+	if _, err := parseDevice(spec.Device); err != nil {
+		return usagef("sweep: %v", err)
+	}
+	cells, err := spec.Memory()
+	for _, c := range cells {
+		if err := checkMemory("sweep: cell "+c.Name, memParts(c.Parts...)...); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return usagef("sweep: %v", err)
+	}
+	return nil
+}
