@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -180,38 +179,5 @@ The grammar and nls methods take flags of their own: see
 	if err := split.Write(*out, res, pool, *force); err != nil {
 		return err
 	}
-	return printStats(stdout, res.Stats, false)
-}
-
-// printStats writes stats as indented JSON or as aligned lines.
-func printStats(w io.Writer, s split.Stats, asJSON bool) error {
-	if asJSON {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	f := func(p *float64) string {
-		if p == nil {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.4f", *p)
-	}
-	fmt.Fprintf(w, "sizes              train %d  dev %d  test %d\n", s.TrainSize, s.DevSize, s.TestSize)
-	fmt.Fprintf(w, "atom divergence    %s\n", f(s.AtomDivergence))
-	over := ""
-	if s.WeightsOver != "" {
-		over = ", weights over " + s.WeightsOver
-	}
-	if s.Measure == structure.MeasureNQG {
-		fmt.Fprintf(w, "compound div.      %s (NQG's: parent-child pairs, per occurrence, unweighted)\n", f(s.CompoundDivergence))
-	} else {
-		fmt.Fprintf(w, "compound div.      %s (unweighted %s%s)\n", f(s.CompoundDivergence), f(s.CompoundDivergenceUnweighted), over)
-	}
-	fmt.Fprintf(w, "pattern coverage   output %.4f  input %.4f\n", s.OutputPatternCoverage, s.InputPatternCoverage)
-	fmt.Fprintf(w, "length ratio       output %.4f  input %.4f\n", s.OutputLengthRatio, s.InputLengthRatio)
-	_, err := fmt.Fprintf(w, "missing atoms      %d %s\n", len(s.MissingAtoms), strings.Join(s.MissingAtoms, " | "))
-	return err
+	return res.Stats.Print(stdout, false)
 }

@@ -107,7 +107,7 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 		fmt.Fprintf(stdout, "wrote %d valid splits of %d candidates under %s\n", w.Splits, w.Candidates, *out)
 		return nil
 	}
-	return printStats(stdout, w.Result.Stats, false)
+	return w.Result.Stats.Print(stdout, false)
 }
 
 // checkSplitFree fails if the split folder dir is one of inputs or holds

@@ -80,5 +80,5 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 		fmt.Fprintf(stdout, "wrote %d splits under %s\n", w.Splits, *out)
 		return nil
 	}
-	return printStats(stdout, w.Result.Stats, false)
+	return w.Result.Stats.Print(stdout, false)
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -108,7 +107,7 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 	} else if s, err = split.ComputeStats(a, b, opts); err != nil {
 		return err
 	}
-	return printStats(stdout, s, *asJSON)
+	return s.Print(stdout, *asJSON)
 }
 
 // treeKindList names every --tree value, for flag help.
@@ -164,24 +163,8 @@ func statsOfSplit(stdout, stderr io.Writer, dir, poolPath string, asJSON bool) e
 	if err != nil {
 		return fmt.Errorf("stats: %s: %w", dir, err)
 	}
-	if d := statsDiff(s, f.Stats); d != "" {
+	if d := s.Diff(f.Stats); d != "" {
 		fmt.Fprintf(stderr, "stats: warning: %s differs from split.json (%s): was the pool changed?\n", d, dir)
 	}
-	return printStats(stdout, s, asJSON)
-}
-
-// statsDiff names the first divergence on which a and b differ beyond
-// summation order, or "".
-func statsDiff(a, b split.Stats) string {
-	for _, d := range []struct {
-		name string
-		x, y *float64
-	}{{"atom divergence", a.AtomDivergence, b.AtomDivergence},
-		{"compound divergence", a.CompoundDivergence, b.CompoundDivergence},
-		{"unweighted compound divergence", a.CompoundDivergenceUnweighted, b.CompoundDivergenceUnweighted}} {
-		if (d.x == nil) != (d.y == nil) || d.x != nil && math.Abs(*d.x-*d.y) > 1e-9 {
-			return d.name
-		}
-	}
-	return ""
+	return s.Print(stdout, asJSON)
 }
