@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"compbench/blas"
@@ -82,7 +81,7 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	}
 	// Sources are cut to the run's max_src_len, and outputs longer than
 	// max_tgt_len cannot be produced.
-	if note := truncationNote(r.Config.Model, recs); note != "" {
+	if note := models.TruncationNote(r.Config.Model, recs); note != "" {
 		fmt.Fprintf(stderr, "warning: %s, under the run's limits: %s\n", *in, note)
 	}
 	start := time.Now()
@@ -98,33 +97,8 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d predictions to %s; %s; decoded in %s (%.0f output tokens/s)\n",
-		len(preds), *out, exactMatchNote(recs, preds), el.Round(time.Millisecond), outputTokens(preds)/el.Seconds())
+		len(preds), *out, train.ExactMatchNote(recs, preds), el.Round(time.Millisecond), train.OutputTokens(preds)/el.Seconds())
 	return nil
-}
-
-// exactMatchNote reports exact match, or why there is none: a record
-// without an output has nothing to match.
-func exactMatchNote(recs []data.Record, preds []train.Prediction) string {
-	missing := 0
-	for i := range recs {
-		if strings.TrimSpace(recs[i].Output) == "" {
-			missing++
-		}
-	}
-	if missing > 0 {
-		return fmt.Sprintf("no exact match: %d of %d records have no output", missing, len(recs))
-	}
-	return fmt.Sprintf("exact match %.2f%%", 100*train.ExactMatch(recs, preds))
-}
-
-// outputTokens counts the predicted tokens (separators removed), the
-// numerator of predict's throughput.
-func outputTokens(preds []train.Prediction) float64 {
-	n := 0
-	for i := range preds {
-		n += len(strings.Fields(preds[i].Text))
-	}
-	return float64(n)
 }
 
 // checkDecode refuses a beam wider than the tokens the run can output (the

@@ -12,30 +12,9 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
-	"compbench/models"
-	"compbench/models/lstm"
 	"compbench/progress"
 	"compbench/train"
 )
-
-// runModelConfig is the starting config of one model of run: preset's
-// when one is named, else train.RunConfig with the model's variant.
-func runModelConfig(preset, model string) (train.Config, error) {
-	c := train.RunConfig()
-	if preset != "" {
-		if _, ok := models.Variants[model]; !ok {
-			return c, usagef("run: unknown model %q (known: %v)", model, models.VariantNames())
-		}
-		var err error
-		if c, err = train.PresetConfig(preset, model); err != nil {
-			return c, usagef("%v", err)
-		}
-	}
-	if err := c.Model.ApplyVariant(model); err != nil {
-		return c, usagef("run: %v", err)
-	}
-	return c, nil
-}
 
 // checkSplitDir refuses a --data folder that is not a split's (checked
 // before anything is written) and an --out that is that folder, whose run
@@ -55,13 +34,6 @@ func checkSplitDir(dir, out string) error {
 	return nil
 }
 
-// runDefaults describes train.RunConfig for the help text and docs/run.md.
-func runDefaults() string {
-	c := train.RunConfig()
-	return fmt.Sprintf("%d layers, dim %d, MLP %d, dropout %g, %d steps, batch %d, lr %g, warmup %d, max target %d",
-		c.Model.Layers, c.Model.Dim, c.Model.MLPDim, c.Model.Dropout, c.Steps, c.Batch, c.LR, c.Warmup, c.Model.MaxTgtLen)
-}
-
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "run (--task length | --data SPLIT) --models transformer,relative --out DIR [flags]", `
 One experiment end to end: generate a SCAN benchmark for --task (or read the
@@ -69,7 +41,7 @@ split folder --data: its train.jsonl, dev.jsonl, test.jsonl and, when present,
 finetune.jsonl), train each model, predict the test set (zero-shot), fine-tune
 on the few-shot set and predict again, then print exact match per model.
 Defaults are a small CPU budget
-(`+runDefaults()+`),
+(`+train.RunDefaults()+`),
 not the "config default" values listed below; --preset NAME starts each model
 from train's preset instead (cpu-small learns SCAN's random split in minutes),
 and the model and optimisation flags of "compbench train" override either
@@ -130,14 +102,8 @@ and the model and optimisation flags of "compbench train" override either
 	names := strings.Split(*modelList, ",")
 	cfgs := make([]train.Config, len(names))
 	for i, n := range names {
-		if cfgs[i], err = runModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
-			return err
-		}
-		if models.IsLSTM(cfgs[i].Model.Variant) {
-			// The experiment's sizes are shared; an LSTM model's
-			// Transformer encoder (--encoder transformer) takes its
-			// default heads unless --encoder-heads says otherwise.
-			cfgs[i].Model.EncoderHeads = lstm.DefaultConfig(cfgs[i].Model.Variant).EncoderHeads
+		if cfgs[i], err = train.RunModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
+			return usagef("run: %v", err)
 		}
 		if err := tf.apply(fs, &cfgs[i]); err != nil {
 			return err

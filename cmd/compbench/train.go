@@ -298,7 +298,7 @@ SIGHUP checkpoint the last finished step before exiting.
 
 The defaults are the papers' settings, sized for a GPU (a step of the default
 Transformer takes seconds on a CPU). --preset NAME starts from other settings
-(config.json records the name):`+presetHelp(), stderr)
+(config.json records the name):`+train.PresetHelp(), stderr)
 	var tf trainFlags
 	tf.register(fs)
 	tf.registerTrain(fs)
@@ -391,7 +391,7 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 			path string
 			recs []data.Record
 		}{{*trainPath, recs}, {*devPath, dev}} {
-			if note := truncationNote(cfg.Model, f.recs); note != "" {
+			if note := models.TruncationNote(cfg.Model, f.recs); note != "" {
 				fmt.Fprintf(stderr, "warning: %s: %s\n", f.path, note)
 			}
 		}
@@ -404,8 +404,11 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	}
 	var encWeights string
 	if *initEnc != "" {
-		if opts.Init, encWeights, err = initEncoder(*initEnc, &cfg, stderr); err != nil {
-			return err
+		if !models.IsLSTM(cfg.Model.Variant) || cfg.Model.Encoder != models.EncoderTransformer {
+			return usagef("train: --init-encoder needs an LSTM model with --encoder transformer")
+		}
+		if opts.Init, encWeights, err = train.InitEncoder(*initEnc, stderr); err != nil {
+			return fmt.Errorf("--init-encoder: %w", err)
 		}
 	}
 	// The data files are hashed once, for data.json and the provenance.
