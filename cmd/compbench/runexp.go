@@ -134,58 +134,46 @@ and the model and optimisation flags of "compbench train" override either
 			return fmt.Errorf("run: generate: %w", err)
 		}
 	}
-	read := func(name string) ([]data.Record, error) { return data.ReadRecords(filepath.Join(dataDir, name)) }
-	trainRecs, err := read("train.jsonl")
-	if err != nil {
+	exp := &train.Experiment{Configs: cfgs, Dir: *out, FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force,
+		Backend: be, Progress: progress.To(stderr)}
+	return runExperiment(ctx, exp, dataDir, *split, about, tf.seed, stdout, stderr)
+}
+
+// runExperiment reads the split in dataDir (split: given by --data),
+// checks that each model's training fits in memory, runs the experiment
+// and writes and prints its table.
+func runExperiment(ctx context.Context, exp *train.Experiment, dataDir, split, about string, seed uint64, stdout, stderr io.Writer) error {
+	if err := exp.ReadSplit(dataDir); err != nil {
 		return err
 	}
-	dev, err := read("dev.jsonl")
-	if err != nil {
-		return err
-	}
-	test, err := read("test.jsonl")
-	if err != nil {
-		return err
-	}
-	var ft []data.Record
+	var err error
 	switch ftPath := filepath.Join(dataDir, "finetune.jsonl"); {
-	case *ftSteps == 0:
-	case *split != "" && !data.Exists(ftPath):
+	case exp.FinetuneSteps == 0:
+	case split != "" && !data.Exists(ftPath):
 		// A split of a pool has no few-shot set: zero-shot only.
-		fmt.Fprintf(stderr, "run: %s has no finetune.jsonl: zero-shot only\n", *split)
-		*ftSteps = 0
+		fmt.Fprintf(stderr, "run: %s has no finetune.jsonl: zero-shot only\n", split)
+		exp.FinetuneSteps = 0
 	default:
-		if ft, err = read("finetune.jsonl"); err != nil {
+		if exp.Finetune, err = data.ReadRecords(ftPath); err != nil {
 			return err
 		}
 	}
-	for _, cfg := range cfgs {
-		if err := checkTrainData(cfg, filepath.Join(dataDir, "train.jsonl"), trainRecs, filepath.Join(dataDir, "dev.jsonl"), dev); err != nil {
+	trainPath, devPath := filepath.Join(dataDir, "train.jsonl"), filepath.Join(dataDir, "dev.jsonl")
+	for i := range exp.Configs {
+		if err := checkTrainData(exp.Configs[i], trainPath, exp.Train, devPath, exp.Dev); err != nil {
 			return err
 		}
+		exp.Configs[i].Seed = seed
 	}
-	prov, err := provenanceOf([2]string{"train", filepath.Join(dataDir, "train.jsonl")}, [2]string{"dev", filepath.Join(dataDir, "dev.jsonl")})
-	if err != nil {
+	if exp.Provenance, err = provenanceOf([2]string{"train", trainPath}, [2]string{"dev", devPath}); err != nil {
 		return err
 	}
-	for i := range cfgs {
-		cfgs[i].Seed = tf.seed
-	}
-	exp := train.Experiment{Configs: cfgs, Dir: *out, Train: trainRecs, Dev: dev, Test: test, Finetune: ft,
-		FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force, Backend: be, Provenance: prov, Progress: progress.To(stderr)}
 	rows, err := exp.Run(ctx)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	table := train.ExperimentTable(rows)
-	set := data.NewOutputSet(*force)
-	w, err := set.Create(filepath.Join(*out, "results.md"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s, %d train / %d test examples, seed %d\n\n", about, len(trainRecs), len(test), tf.seed)
-	io.WriteString(w, table)
-	if err := set.Commit(); err != nil {
+	if err := exp.WriteResults(about, seed, table); err != nil {
 		return err
 	}
 	_, err = io.WriteString(stdout, table)
