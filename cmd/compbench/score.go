@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"compbench/blas"
 	"compbench/data"
@@ -109,26 +107,13 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
-	set := data.NewOutputSet(*force)
-	w, err := set.Create(*out)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	for i := range res.Scores {
-		if err := enc.Encode(&res.Scores[i]); err != nil {
-			set.Abort()
-			return fmt.Errorf("write %s: %w", *out, err)
-		}
-	}
-	if err := set.Commit(); err != nil {
+	if err := res.Write(*out, *force); err != nil {
 		return err
 	}
 	what := "scoring"
 	if *folds > 0 {
 		what = "fine-tuning and scoring"
 	}
-	fmt.Fprintf(stderr, "score: wrote %d scores to %s; %s took %s (%.0f tokens/s)\n",
-		len(res.Scores), *out, what, res.Elapsed.Round(time.Millisecond), float64(res.Tokens)/res.Elapsed.Seconds())
+	fmt.Fprint(stderr, res.Note(*out, what))
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"compbench/progress"
 	"compbench/sweep"
-	"compbench/train"
 )
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -111,7 +110,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	r := &sweep.Runner{Spec: spec, Out: *out, Self: self}
 	switch {
 	case *cell != "":
-		return sweepCell(ctx, r, one, stderr)
+		return r.RunCell(ctx, one, stderr)
 	case *slurm:
 		if err := sweep.SubmitUnfinished(ctx, spec, *out, self, sl, *dry, stdout); err != nil {
 			return fmt.Errorf("sweep: %w", err)
@@ -119,25 +118,6 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 		return nil
 	}
 	return sweepLocal(ctx, r, *jobs, *limit, stdout, stderr)
-}
-
-// sweepCell runs the one cell c (what each Slurm array task does). A cell
-// another process holds is not a failure: the holder runs it.
-func sweepCell(ctx context.Context, r *sweep.Runner, c sweep.Cell, stderr io.Writer) error {
-	if sweep.StateOf(c.Dir(r.Out)) == sweep.Finished {
-		fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
-		return nil
-	}
-	err := r.Run(ctx, c)
-	var busy *train.BusyError
-	if errors.As(err, &busy) {
-		fmt.Fprintf(stderr, "sweep: cell %s skipped: %v\n", c.Name, busy)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
-	}
-	return nil
 }
 
 // sweepLocal runs the unfinished cells here, at most jobs at once, until
