@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,56 +157,40 @@ func (f *trainFlags) set(fl *flag.Flag, cfg *train.Config) error {
 	return cfg.SetKey(key, fl.Value.(flag.Getter).Get())
 }
 
-// resumableFlags may differ from the run's config.json on --resume
-// (train.ResumableKeys): they are written back to config.json and logged
-// in metrics.jsonl. Other config flags must repeat the run's values.
+// resumableFlags set train.ResumableKeys, which may differ from the run's
+// config.json on --resume: they are written back to config.json and
+// logged in metrics.jsonl. Other config flags must repeat the run's values.
 var resumableFlags = []string{"steps", "eval-every", "eval-limit"}
 
 // applyResume sets the flags given with --resume over saved, the run's
 // config.json: a flag that would change a setting outside resumableFlags
-// is a usage error naming it and both values.
+// (train.ResumeChange) is a usage error naming it and both values.
 func (f *trainFlags) applyResume(fs *flag.FlagSet, saved *train.Config, path string) error {
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
 		if err != nil {
 			return
 		}
-		if fl.Name == "config" {
+		switch key, isKey := configFlags[fl.Name]; {
+		case fl.Name == "config":
 			err = usagef("--config starts a new run; --resume reads the run's %s (change --steps, --eval-every or --eval-limit with flags)", path)
-			return
-		}
-		if fl.Name == "preset" {
-			if f.preset != saved.Preset {
-				was := saved.Preset
-				if was == "" {
-					was = "none"
-				}
-				err = usagef("--preset %s differs from the run's preset %s (%s): --resume keeps a run's settings", f.preset, was, path)
+		case fl.Name == "preset" && f.preset != saved.Preset:
+			was := saved.Preset
+			if was == "" {
+				was = "none"
 			}
-			return
-		}
-		if slices.Contains(resumableFlags, fl.Name) {
-			return
-		}
-		if fl.Name == "model" {
-			if f.model != saved.Model.Variant {
-				err = usagef("--model %s differs from the run's model %s (%s): --resume continues the same model", f.model, saved.Model.Variant, path)
+			err = usagef("--preset %s differs from the run's preset %s (%s): --resume keeps a run's settings", f.preset, was, path)
+		case fl.Name == "model" && f.model != saved.Model.Variant:
+			err = usagef("--model %s differs from the run's model %s (%s): --resume continues the same model", f.model, saved.Model.Variant, path)
+		case isKey:
+			ch, cerr := train.ResumeChange(*saved, key, fl.Value.(flag.Getter).Get())
+			switch {
+			case cerr != nil:
+				err = usagef("%v", cerr)
+			case ch != nil:
+				err = usagef("--%s %s differs from the run's %s %s (%s): --resume may change only --%s",
+					fl.Name, fl.Value, ch.Key, ch.From, path, strings.Join(resumableFlags, ", --"))
 			}
-			return
-		}
-		one := *saved
-		if err = f.set(fl, &one); err != nil {
-			err = usagef("%v", err)
-			return
-		}
-		ch, cerr := train.ConfigChanges(*saved, one)
-		if cerr != nil {
-			err = cerr
-			return
-		}
-		if len(ch) > 0 {
-			err = usagef("--%s %s differs from the run's %s %s (%s): --resume may change only --%s",
-				fl.Name, fl.Value, ch[0].Key, ch[0].From, path, strings.Join(resumableFlags, ", --"))
 		}
 	})
 	if err != nil {
