@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,54 @@ import (
 
 	"compbench/data"
 )
+
+// Output is where a report goes.
+type Output struct {
+	// Format is md, csv or html.
+	Format string
+	// Out is the file to write ("": the caller prints the page).
+	Out string
+	// Figures is the folder for each figure's files ("": none).
+	Figures string
+	// Force replaces existing files.
+	Force bool
+}
+
+// Emit renders r as o.Format and writes the figure files and o.Out all
+// or nothing: they are renamed into place together, and an existing one
+// (without Force) stops the report before any is. Without o.Out it
+// returns the page.
+func (r *Report) Emit(o Output) ([]byte, error) {
+	var figs []Figure
+	var err error
+	if o.Format == "html" || o.Figures != "" {
+		if figs, err = r.Figures(); err != nil {
+			return nil, fmt.Errorf("figures: %w", err)
+		}
+	}
+	var b bytes.Buffer
+	if err := r.Write(&b, o.Format, figs); err != nil {
+		return nil, err
+	}
+	set := data.NewOutputSet(o.Force)
+	defer set.Abort() // no-op after Commit
+	if o.Figures != "" {
+		if err := WriteFigures(set, o.Figures, figs); err != nil {
+			return nil, err
+		}
+	}
+	if o.Out == "" {
+		return b.Bytes(), set.Commit()
+	}
+	w, err := set.Create(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return nil, err
+	}
+	return nil, set.Commit()
+}
 
 // Write renders the report in format md, csv or html (with figs inline).
 func (r *Report) Write(w io.Writer, format string, figs []Figure) error {

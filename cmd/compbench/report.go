@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -50,9 +49,7 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 	if *asCSV {
 		*format = "csv"
 	}
-	switch *format {
-	case "md", "html", "csv":
-	default:
+	if *format != "md" && *format != "html" && *format != "csv" {
 		return usagef("report: --format %q: want md, html or csv", *format)
 	}
 	if _, ok := report.Papers[*paper]; *paper != "" && !ok {
@@ -68,12 +65,8 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 	if err := report.Distinct(pos); err != nil {
 		return usagef("report: %v", err)
 	}
-	for _, dir := range pos {
-		for _, o := range []data.Named{{Flag: "--out", Path: *out}, {Flag: figFlag, Path: *figures}} {
-			if err := checkOutside(o, dir); err != nil {
-				return err
-			}
-		}
+	if err := checkOutside(pos, files("--out", *out), files(figFlag, *figures)); err != nil {
+		return err
 	}
 	if *out != "" {
 		if err := data.CheckFree(*out, *force); err != nil {
@@ -89,52 +82,24 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 			return err
 		}
 	}
-	var figs []report.Figure
-	if *format == "html" || *figures != "" {
-		if figs, err = r.Figures(); err != nil {
-			return fmt.Errorf("report: figures: %w", err)
-		}
-	}
-	var b bytes.Buffer
-	if err := r.Write(&b, *format, figs); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	// All or nothing: the figures and --out are renamed into place
-	// together, and an existing one (without --force) stops the report
-	// before any is.
-	set := data.NewOutputSet(*force)
-	if *figures != "" {
-		if err := report.WriteFigures(set, *figures, figs); err != nil {
-			set.Abort()
-			return fmt.Errorf("report: %w", err)
-		}
-	}
-	if *out == "" {
-		if err := set.Commit(); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		_, err = stdout.Write(b.Bytes())
-		return err
-	}
-	w, err := set.Create(*out)
+	page, err := r.Emit(report.Output{Format: *format, Out: *out, Figures: *figures, Force: *force})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if _, err := w.Write(b.Bytes()); err != nil {
-		set.Abort()
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := set.Commit(); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
+	_, err = stdout.Write(page)
+	return err
 }
 
 // checkOutside refuses, as a usage error and even with --force, an output
-// that is the reported folder dir or lies inside it (report.Inside).
-func checkOutside(o data.Named, dir string) error {
-	if o.Path != "" && report.Inside(o.Path, dir) {
-		return usagef("report: %s %s is inside %s, the folder it reports; a report never writes into the sweep or run it reads, even with --force", o.Flag, o.Path, dir)
+// that is one of the reported folders dirs or lies inside one
+// (report.Inside).
+func checkOutside(dirs []string, outs ...[]data.Named) error {
+	for _, dir := range dirs {
+		for _, o := range join(outs...) {
+			if report.Inside(o.Path, dir) {
+				return usagef("report: %s %s is inside %s, the folder it reports; a report never writes into the sweep or run it reads, even with --force", o.Flag, o.Path, dir)
+			}
+		}
 	}
 	return nil
 }
