@@ -221,3 +221,14 @@ func checkRenamed(cmd string, args []string, renamed []renamedFlag) error {
 	}
 	return nil
 }
+
+// countTrue counts the modes given, of flags that exclude each other.
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}

@@ -68,21 +68,9 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	}
 	defer done()
 	fmt.Fprintf(stderr, "predict: engine executor on %s\n", engine.Describe(be))
-	recs, err := data.ReadRecords(*in)
+	recs, err := readDecodeInput(r, *in, *beam, *batch, *maxLen, stderr)
 	if err != nil {
 		return err
-	}
-	// Outputs are optional: predict also decodes unlabelled records.
-	if err := data.RequireText(recs, false); err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	if err := checkDecode(r, recs, *beam, *batch, *maxLen); err != nil {
-		return err
-	}
-	// Sources are cut to the run's max_src_len, and outputs longer than
-	// max_tgt_len cannot be produced.
-	if note := models.TruncationNote(r.Config.Model, recs); note != "" {
-		fmt.Fprintf(stderr, "warning: %s, under the run's limits: %s\n", *in, note)
 	}
 	start := time.Now()
 	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, progress.To(stderr))
@@ -119,4 +107,26 @@ func checkDecode(r *train.Run, recs []data.Record, beam, batch, maxLen int) erro
 	}
 	rows := min(batch, len(recs)) * beam
 	return checkMemory("predict", memPart{"decoding", "--beam, --batch or --max-len (max_tgt_len of the run)", models.DecodeBytes(cfg, rows, srcLen, maxLen, vocab)})
+}
+
+// readDecodeInput reads the records to decode, refuses a decoding that
+// cannot work (checkDecode) and warns of what the run's limits cut:
+// sources are cut to its max_src_len, and outputs longer than max_tgt_len
+// cannot be produced.
+func readDecodeInput(r *train.Run, in string, beam, batch, maxLen int, stderr io.Writer) ([]data.Record, error) {
+	recs, err := data.ReadRecords(in)
+	if err != nil {
+		return nil, err
+	}
+	// Outputs are optional: predict also decodes unlabelled records.
+	if err := data.RequireText(recs, false); err != nil {
+		return nil, fmt.Errorf("%s: %w", in, err)
+	}
+	if err := checkDecode(r, recs, beam, batch, maxLen); err != nil {
+		return nil, err
+	}
+	if note := models.TruncationNote(r.Config.Model, recs); note != "" {
+		fmt.Fprintf(stderr, "warning: %s, under the run's limits: %s\n", in, note)
+	}
+	return recs, nil
 }

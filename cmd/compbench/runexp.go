@@ -16,10 +16,16 @@ import (
 	"compbench/train"
 )
 
-// checkSplitDir refuses a --data folder that is not a split's (checked
-// before anything is written) and an --out that is that folder, whose run
-// folders would mix with the data.
-func checkSplitDir(dir, out string) error {
+// checkSplitDir refuses the flags that generate data beside --data, a
+// --data folder that is not a split's (checked before anything is
+// written) and an --out that is that folder, whose run folders would mix
+// with the data.
+func checkSplitDir(fs *flag.FlagSet, dir, out string) error {
+	for _, n := range []string{"task", "train-size", "dev-size", "test-size"} {
+		if isSet(fs, n) {
+			return usagef("run: --%s generates data; --data %s reads it: give one of them", n, dir)
+		}
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("run: --data %s: not a folder (want a split folder: train.jsonl, dev.jsonl, test.jsonl, as compbench split writes)", dir)
 	}
@@ -77,18 +83,11 @@ and the model and optimisation flags of "compbench train" override either
 		return usagef("run: --beam must be >= 1 and --finetune-steps >= 0")
 	}
 	if *split != "" {
-		for _, n := range []string{"task", "train-size", "dev-size", "test-size"} {
-			if isSet(fs, n) {
-				return usagef("run: --%s generates data; --data %s reads it: give one of them", n, *split)
-			}
-		}
-		if err := checkSplitDir(*split, *out); err != nil {
+		if err := checkSplitDir(fs, *split, *out); err != nil {
 			return err
 		}
 	}
-	modelSet := false
-	fs.Visit(func(f *flag.Flag) { modelSet = modelSet || f.Name == "model" })
-	if modelSet {
+	if isSet(fs, "model") {
 		return usagef("run: use --models, not --model")
 	}
 	// Checked before anything is written: a refused device leaves no DIR.
@@ -99,20 +98,9 @@ and the model and optimisation flags of "compbench train" override either
 	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
-	names := strings.Split(*modelList, ",")
-	cfgs := make([]train.Config, len(names))
-	for i, n := range names {
-		if cfgs[i], err = train.RunModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
-			return usagef("run: %v", err)
-		}
-		if err := tf.apply(fs, &cfgs[i]); err != nil {
-			return err
-		}
-		// Weights too large for the machine are refused before DIR is
-		// made; the data's vocabulary and lengths are checked below.
-		if err := checkMemory("run", memParts(train.WeightsMemory(cfgs[i].Model, 0, 0, true))...); err != nil {
-			return err
-		}
+	cfgs, err := runConfigs(fs, &tf, *modelList)
+	if err != nil {
+		return err
 	}
 	blas.Use()
 	// One backend for every stage, so the whole experiment runs on it.
@@ -124,19 +112,49 @@ and the model and optimisation flags of "compbench train" override either
 	dataDir, about := *split, "split "+*split
 	if *split == "" {
 		dataDir, about = filepath.Join(*out, "data"), "SCAN task "+*task
-		genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train-size", strconv.Itoa(*nTrain),
-			"--dev-size", strconv.Itoa(*nDev), "--test-size", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
-		if *force {
-			genArgs = append(genArgs, "--force")
-		}
-		fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", *task, dataDir)
-		if err = runGen(ctx, genArgs, io.Discard, stderr); err != nil {
-			return fmt.Errorf("run: generate: %w", err)
+		if err := runGenerate(ctx, *task, dataDir, []int{*nTrain, *nDev, *nTest}, tf.seed, *force, stderr); err != nil {
+			return err
 		}
 	}
 	exp := &train.Experiment{Configs: cfgs, Dir: *out, FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force,
 		Backend: be, Progress: progress.To(stderr)}
 	return runExperiment(ctx, exp, dataDir, *split, about, tf.seed, stdout, stderr)
+}
+
+// runGenerate generates the SCAN task's data into dir, as gen does:
+// counts are the train, dev and test sizes.
+func runGenerate(ctx context.Context, task, dir string, counts []int, seed uint64, force bool, stderr io.Writer) error {
+	args := []string{"scan", "--task", task, "--out", dir, "--train-size", strconv.Itoa(counts[0]),
+		"--dev-size", strconv.Itoa(counts[1]), "--test-size", strconv.Itoa(counts[2]), "--seed", strconv.FormatUint(seed, 10)}
+	if force {
+		args = append(args, "--force")
+	}
+	fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", task, dir)
+	if err := runGen(ctx, args, io.Discard, stderr); err != nil {
+		return fmt.Errorf("run: generate: %w", err)
+	}
+	return nil
+}
+
+// runConfigs are the configs of the models in list, the flags applied;
+// weights too large for the machine are refused before DIR is made (the
+// data's vocabulary and lengths are checked once it is read).
+func runConfigs(fs *flag.FlagSet, tf *trainFlags, list string) ([]train.Config, error) {
+	names := strings.Split(list, ",")
+	cfgs := make([]train.Config, len(names))
+	for i, n := range names {
+		var err error
+		if cfgs[i], err = train.RunModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
+			return nil, usagef("run: %v", err)
+		}
+		if err := tf.apply(fs, &cfgs[i]); err != nil {
+			return nil, err
+		}
+		if err := checkMemory("run", memParts(train.WeightsMemory(cfgs[i].Model, 0, 0, true))...); err != nil {
+			return nil, err
+		}
+	}
+	return cfgs, nil
 }
 
 // runExperiment reads the split in dataDir (split: given by --data),

@@ -51,13 +51,7 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 	if *in == "" || *grammar == "" {
 		return usagef("split grammar: --in and --grammar are required")
 	}
-	modes := 0
-	for _, on := range []bool{*list, *index >= 0, *all} {
-		if on {
-			modes++
-		}
-	}
-	if modes != 1 {
+	if countTrue(*list, *index >= 0, *all) != 1 {
 		return usagef("split grammar: give exactly one of --list, --index K, --all")
 	}
 	if !*list && *out == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -40,13 +41,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	dry := fs.Bool("dry-run", false, "with --slurm: write and print the sbatch script, do not submit it")
 	limit := fs.Duration("time-limit", 0, "with --local: stop at this wall time (e.g. 9m), the running cells at their checkpoints, to continue with the same command (0: none)")
 	var sl sweep.Slurm
-	fs.StringVar(&sl.Partition, "partition", "", "Slurm `PARTITION`")
-	fs.StringVar(&sl.Gres, "gres", "", "generic resources `GRES` per cell, e.g. gpu:1")
-	fs.StringVar(&sl.Time, "time", "", "time limit per cell, `HH:MM:SS` or D-HH:MM:SS")
-	fs.StringVar(&sl.Mem, "mem", "", "memory `MEM` per cell, e.g. 16G")
-	fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per cell (0: the cluster's default)")
-	fs.IntVar(&sl.MaxRunning, "max-running", 0, "at most `K` cells running at once (the array's %K; 0: no limit)")
-	fs.Var((*listFlag)(&sl.Extra), "sbatch-arg", "one more sbatch `OPTION` (--account=lab), repeatable")
+	slurmFlags(fs, &sl)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -57,13 +52,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	if *status != "" {
 		return sweepStatus(ctx, *status, stdout)
 	}
-	modes := 0
-	for _, b := range []bool{*local, *slurm, *cell != ""} {
-		if b {
-			modes++
-		}
-	}
-	switch {
+	switch modes := countTrue(*local, *slurm, *cell != ""); {
 	case *file == "" || *out == "":
 		return usagef("sweep: --file and --out are required")
 	case modes != 1:
@@ -83,24 +72,8 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 			return usagef("sweep: %v", err)
 		}
 	}
-	spec, err := sweep.Load(*file)
+	spec, one, err := loadSweep(*file, *out, *cell)
 	if err != nil {
-		return specError("sweep", err)
-	}
-	if err := checkSweepCells(spec); err != nil {
-		return err
-	}
-	var one sweep.Cell
-	if *cell != "" {
-		if one, err = spec.Find(*cell); err != nil {
-			return usagef("sweep: --cell: %v", err)
-		}
-	}
-	if err := spec.Record(*out); err != nil {
-		var other *sweep.OtherSpecError
-		if errors.As(err, &other) {
-			return usagef("sweep: %v", err)
-		}
 		return err
 	}
 	self, err := os.Executable()
@@ -186,4 +159,41 @@ func checkSweepCells(spec *sweep.Spec) error {
 		return usagef("sweep: %v", err)
 	}
 	return nil
+}
+
+// loadSweep reads the sweep file, checks its cells against this binary
+// and machine, finds the cell named (if any) and records the sweep in out.
+func loadSweep(file, out, cell string) (*sweep.Spec, sweep.Cell, error) {
+	var one sweep.Cell
+	spec, err := sweep.Load(file)
+	if err != nil {
+		return nil, one, specError("sweep", err)
+	}
+	if err := checkSweepCells(spec); err != nil {
+		return nil, one, err
+	}
+	if cell != "" {
+		if one, err = spec.Find(cell); err != nil {
+			return nil, one, usagef("sweep: --cell: %v", err)
+		}
+	}
+	if err := spec.Record(out); err != nil {
+		var other *sweep.OtherSpecError
+		if errors.As(err, &other) {
+			return nil, one, usagef("sweep: %v", err)
+		}
+		return nil, one, err
+	}
+	return spec, one, nil
+}
+
+// slurmFlags registers the --slurm job's resource flags.
+func slurmFlags(fs *flag.FlagSet, sl *sweep.Slurm) {
+	fs.StringVar(&sl.Partition, "partition", "", "Slurm `PARTITION`")
+	fs.StringVar(&sl.Gres, "gres", "", "generic resources `GRES` per cell, e.g. gpu:1")
+	fs.StringVar(&sl.Time, "time", "", "time limit per cell, `HH:MM:SS` or D-HH:MM:SS")
+	fs.StringVar(&sl.Mem, "mem", "", "memory `MEM` per cell, e.g. 16G")
+	fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per cell (0: the cluster's default)")
+	fs.IntVar(&sl.MaxRunning, "max-running", 0, "at most `K` cells running at once (the array's %K; 0: no limit)")
+	fs.Var((*listFlag)(&sl.Extra), "sbatch-arg", "one more sbatch `OPTION` (--account=lab), repeatable")
 }
