@@ -87,17 +87,23 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 		return usagef("stats: --max-compound, --keep-compounds, --atoms: %v", err)
 	}
 	opts.Progress = progress.To(stderr)
-	a, err := split.LoadPool(*train)
+	return statsOfFiles(stdout, *train, *test, *poolPath, opts, *asJSON)
+}
+
+// statsOfFiles computes the statistics of the train and test files, with
+// compound weights over the pool file when one is given.
+func statsOfFiles(stdout io.Writer, train, test, poolPath string, opts split.StatsOptions, asJSON bool) error {
+	a, err := split.LoadPool(train)
 	if err != nil {
 		return err
 	}
-	b, err := split.LoadPool(*test)
+	b, err := split.LoadPool(test)
 	if err != nil {
 		return err
 	}
 	var s split.Stats
-	if *poolPath != "" {
-		pool, err := split.LoadPool(*poolPath)
+	if poolPath != "" {
+		pool, err := split.LoadPool(poolPath)
 		if err != nil {
 			return err
 		}
@@ -107,7 +113,7 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 	} else if s, err = split.ComputeStats(a, b, opts); err != nil {
 		return err
 	}
-	return s.Print(stdout, *asJSON)
+	return s.Print(stdout, asJSON)
 }
 
 // treeKindList names every --tree value, for flag help.
