@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"compbench/data"
 	"compbench/data/structure"
@@ -32,9 +31,9 @@ list of unobserved structures.`, stderr)
 	test := fs.String("test", "", "test records `FILE` (required)")
 	out := fs.String("out", "", "output `FILE` (JSONL {\"id\",\"easiness\",\"unobserved\"}, required)")
 	n := fs.Int("n", 2, "structure size n of n-LS (2, 3 or 4); n-gram order for --variant bigram")
-	variant := fs.String("variant", "full", "decision rule: "+joinVariants())
+	variant := fs.String("variant", "full", "decision rule: "+names(structure.Variants, "|"))
 	seed := fs.Uint64("seed", 1, "seed for --variant random")
-	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	tree := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, "|"))
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	force := fs.Bool("force", false, "replace an existing output file")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -90,20 +89,4 @@ list of unobserved structures.`, stderr)
 		return printJSON(stdout, rep)
 	}
 	return rep.WriteTable(stdout)
-}
-
-func joinVariants() string {
-	var s []string
-	for _, v := range structure.Variants {
-		s = append(s, string(v))
-	}
-	return strings.Join(s, "|")
-}
-
-func joinKinds() string {
-	var s []string
-	for _, k := range structure.TreeKinds {
-		s = append(s, string(k))
-	}
-	return strings.Join(s, "|")
 }

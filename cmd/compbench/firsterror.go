@@ -21,7 +21,7 @@ complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
 	train := fs.String("train", "", "training records `FILE` (required)")
 	var preds listFlag
 	fs.Var(&preds, "pred", "predictions `FILE` (repeat for several models)")
-	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	tree := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, "|"))
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err

@@ -232,3 +232,12 @@ func countTrue(bs ...bool) int {
 	}
 	return n
 }
+
+// names joins the names of a list of values, for flag help.
+func names[T ~string](xs []T, sep string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, sep)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"compbench/data/tasks"
 )
@@ -45,7 +44,7 @@ one compositional-generalization task. Writes DIR/train.jsonl and
 DIR/dev.jsonl (training distribution), DIR/test.jsonl (test distribution)
 and DIR/finetune.jsonl (alternating training and test distribution), all or
 nothing. The same seed gives the same bytes.
-Tasks: `+taskNames()+`.`, stderr)
+Tasks: `+names(tasks.All, ", ")+`.`, stderr)
 	task := fs.String("task", string(c.Task), "generalization task")
 	fs.IntVar(&c.Train, "train-size", c.Train, "training examples (> 0)")
 	fs.IntVar(&c.Dev, "dev-size", c.Dev, "dev examples, training distribution (>= 0)")
@@ -101,12 +100,4 @@ var genRenamed = []renamedFlag{
 	{"valid", "dev-size", "a count, written to dev.jsonl"},
 	{"test", "test-size", "a count; --test names a file elsewhere"},
 	{"finetune", "finetune-size", "a count"},
-}
-
-func taskNames() string {
-	names := make([]string, len(tasks.All))
-	for i, t := range tasks.All {
-		names[i] = string(t)
-	}
-	return strings.Join(names, ", ")
 }

@@ -38,7 +38,7 @@ The grammar and nls methods take flags of their own: see
 	fs.Uint64Var(&job.Seed, "seed", 1, "random seed")
 	force := fs.Bool("force", false, "replace existing output files")
 	fs.BoolVar(&job.SkipBad, "skip-bad", false, "drop records whose program does not parse instead of failing")
-	treeKind := fs.String("tree", "auto", "where programs come from: "+treeKindList())
+	treeKind := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, ", ")+", none")
 	fs.StringVar(&job.Compounds.Atoms, "atoms", structure.AtomsPerExample, "how F_A counts atoms: example (once per example using it) or occurrence (once per node)")
 	fs.IntVar(&job.Compounds.MaxSize, "max-compound", job.Compounds.MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "auto", "pattern anonymizer: auto (scan for SCAN commands, else generic), generic, scan, none")

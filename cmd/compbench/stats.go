@@ -50,7 +50,7 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 	train := fs.String("train", "", "training records")
 	test := fs.String("test", "", "test records")
 	asJSON := fs.Bool("json", false, "print JSON")
-	treeKind := fs.String("tree", "auto", "where programs come from: "+treeKindList())
+	treeKind := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, ", ")+", none")
 	atoms := fs.String("atoms", structure.AtomsPerExample, "how F_A counts atoms: example (once per example using it) or occurrence (once per node)")
 	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "auto", "pattern anonymizer: auto (scan for SCAN commands, else generic), generic, scan, none")
@@ -114,16 +114,6 @@ func statsOfFiles(stdout io.Writer, train, test, poolPath string, opts split.Sta
 		return err
 	}
 	return s.Print(stdout, asJSON)
-}
-
-// treeKindList names every --tree value, for flag help.
-func treeKindList() string {
-	var b strings.Builder
-	for _, k := range structure.TreeKinds {
-		b.WriteString(string(k))
-		b.WriteString(", ")
-	}
-	return b.String() + "none"
 }
 
 // checkMeasure refuses an unknown --measure, and the flags that shape
