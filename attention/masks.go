@@ -179,3 +179,40 @@ func Additive(masks [][][]bool) (*tensor.Dense, error) {
 	}
 	return tensor.New(tensor.WithShape(len(masks), 1, tq, tk), tensor.WithBacking(v)), nil // [B, 1, Tq, Tk]
 }
+
+// Render draws the decoder self-attention mask m over the decoder input
+// toks (the start token first, counted as a separator; sepTok marks the
+// others): one line per query position, 1 where it may attend to that key
+// position and 0 where not, each line prefixed with its token when labels.
+func Render(m Mask, toks []string, sepTok string, labels bool) (string, error) {
+	sep := make([]bool, len(toks))
+	for i, t := range toks {
+		sep[i] = i == 0 || t == sepTok
+	}
+	a, err := Allowed(m, sep, make([]bool, len(toks)))
+	if err != nil {
+		return "", err
+	}
+	width := 0
+	for _, t := range toks {
+		width = max(width, len(t))
+	}
+	var sb strings.Builder
+	for i, row := range a {
+		if labels {
+			fmt.Fprintf(&sb, "%-*s ", width, toks[i])
+		}
+		for j, ok := range row {
+			if j > 0 {
+				sb.WriteByte(' ')
+			}
+			if ok {
+				sb.WriteByte('1')
+			} else {
+				sb.WriteByte('0')
+			}
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String(), nil
+}

@@ -233,3 +233,19 @@ func CheckNotInput(outputs, inputs []Named) error {
 	}
 	return nil
 }
+
+// WriteOutput writes one file through an OutputSet: write fills it, and
+// it is renamed into place only when write succeeds (replacing an existing
+// file only with overwrite).
+func WriteOutput(path string, overwrite bool, write func(io.Writer) error) error {
+	set := NewOutputSet(overwrite)
+	defer set.Abort() // no-op after Commit
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(w); err != nil {
+		return err
+	}
+	return set.Commit()
+}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bufio"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -85,4 +87,35 @@ func GemmName(be Backend) string {
 		return g.GemmChoice().Mode.String()
 	}
 	return ""
+}
+
+// fallbackMemory is the memory assumed where /proc/meminfo cannot be read.
+const fallbackMemory = 64 << 30
+
+// MachineMemory is the machine's total memory in bytes and where the
+// number comes from, for the memory checks of CPU runs.
+func MachineMemory() (float64, string) {
+	if b, ok := memTotal("/proc/meminfo"); ok {
+		return b, "MemTotal in /proc/meminfo"
+	}
+	return fallbackMemory, "assumed where /proc/meminfo cannot be read"
+}
+
+// memTotal reads MemTotal (kB) from a meminfo file.
+func memTotal(path string) (float64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+		return kb * 1024, err == nil && kb > 0
+	}
+	return 0, false
 }

@@ -2,7 +2,9 @@ package lm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -197,4 +199,25 @@ func CheckContext(tok *Tokenizer, recs []data.Record, field string, nPos int) er
 		}
 	}
 	return nil
+}
+
+// Write writes r's scores to path, one {"id","score","tokens","ppl"} line
+// each, all or nothing (replacing an existing file only with overwrite).
+func (r *JobResult) Write(path string, overwrite bool) error {
+	return data.WriteOutput(path, overwrite, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for i := range r.Scores {
+			if err := enc.Encode(&r.Scores[i]); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Note is the line that reports what r wrote to path and how fast; what
+// names the work ("scoring", "fine-tuning and scoring").
+func (r *JobResult) Note(path, what string) string {
+	return fmt.Sprintf("score: wrote %d scores to %s; %s took %s (%.0f tokens/s)\n",
+		len(r.Scores), path, what, r.Elapsed.Round(time.Millisecond), float64(r.Tokens)/r.Elapsed.Seconds())
 }

@@ -262,3 +262,13 @@ func recoverInto(err *error, what string) {
 		*err = fmt.Errorf("%s: %v", what, r)
 	}
 }
+
+// FolderFiles names the files a GPT-2 folder may hold that scoring reads:
+// the config, the weights and every tokenizer layout.
+func FolderFiles() []string {
+	out := []string{"config.json", "model.safetensors"}
+	for _, l := range tokenizerFiles {
+		out = append(out, l...)
+	}
+	return out
+}

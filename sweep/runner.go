@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,4 +368,24 @@ func (r *Runner) stage(ctx context.Context, dir string, args ...string) ([]byte,
 		logf.Write(stdout.Bytes())
 	}
 	return stdout.Bytes(), nil
+}
+
+// RunCell runs the one cell c, what each Slurm array task does: a cell
+// finished already, or held by another process (which runs it), is noted
+// on status and is no failure.
+func (r *Runner) RunCell(ctx context.Context, c Cell, status io.Writer) error {
+	if StateOf(c.Dir(r.Out)) == Finished {
+		fmt.Fprintf(status, "sweep: cell %s is finished already\n", c.Name)
+		return nil
+	}
+	err := r.Run(ctx, c)
+	var busy *train.BusyError
+	if errors.As(err, &busy) {
+		fmt.Fprintf(status, "sweep: cell %s skipped: %v\n", c.Name, busy)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
+	}
+	return nil
 }

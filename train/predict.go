@@ -128,3 +128,28 @@ func Finetune(ctx context.Context, base *Run, recs []data.Record, o FinetuneOpti
 	return Train(ctx, cfg, Options{Dir: o.Out, Train: recs, Force: o.Force, Vocab: base.Vocab,
 		InitWeights: base.weights, Progress: o.Progress, LogEvery: 1, Backend: o.Backend, Provenance: o.Provenance, Lock: o.Lock})
 }
+
+// ExactMatchNote reports exact match, or why there is none: a record
+// without an output has nothing to match.
+func ExactMatchNote(recs []data.Record, preds []Prediction) string {
+	missing := 0
+	for i := range recs {
+		if strings.TrimSpace(recs[i].Output) == "" {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Sprintf("no exact match: %d of %d records have no output", missing, len(recs))
+	}
+	return fmt.Sprintf("exact match %.2f%%", 100*ExactMatch(recs, preds))
+}
+
+// OutputTokens counts the predicted tokens (separators removed), the
+// numerator of predict's throughput.
+func OutputTokens(preds []Prediction) float64 {
+	n := 0
+	for i := range preds {
+		n += len(strings.Fields(preds[i].Text))
+	}
+	return float64(n)
+}

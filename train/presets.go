@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"compbench/models"
+	"compbench/models/lstm"
 )
 
 // Preset is a named starting config, applied before a --config file and
@@ -77,4 +78,62 @@ func RunConfig() Config {
 	c.Model.MaxSrcLen, c.Model.MaxTgtLen = 64, 160
 	c.Steps, c.Batch, c.LR, c.Warmup, c.EvalEvery, c.EvalLimit = 600, 32, 2e-3, 100, 0, 200
 	return c
+}
+
+// PresetHelp lists the presets for train's help, with the settings of
+// each, so the help cannot drift from them.
+func PresetHelp() string {
+	var b strings.Builder
+	for _, p := range Presets {
+		fmt.Fprintf(&b, "\n  %s: %s", p.Name, p.About)
+		for _, m := range []string{"transformer", "lstm-attention"} {
+			c := p.Config(m)
+			kind := "Transformer"
+			if models.IsLSTM(m) {
+				kind = "LSTM"
+			}
+			fmt.Fprintf(&b, "\n    %-12s layers %d, dim %d, ", kind+":", c.Model.Layers, c.Model.Dim)
+			if !models.IsLSTM(m) {
+				fmt.Fprintf(&b, "heads %d, MLP %d, ", c.Model.Heads, c.Model.MLPDim)
+			}
+			sched := c.Schedule
+			if sched == "" {
+				sched = ScheduleRsqrt
+			}
+			fmt.Fprintf(&b, "dropout %g,\n    %12s batch %d, lr %g (%s), warmup %d, %d steps, dev every %d",
+				c.Model.Dropout, "", c.Batch, c.LR, sched, c.Warmup, c.Steps, c.EvalEvery)
+		}
+	}
+	return b.String()
+}
+
+// RunDefaults describes RunConfig for compbench run's help and docs/run.md.
+func RunDefaults() string {
+	c := RunConfig()
+	return fmt.Sprintf("%d layers, dim %d, MLP %d, dropout %g, %d steps, batch %d, lr %g, warmup %d, max target %d",
+		c.Model.Layers, c.Model.Dim, c.Model.MLPDim, c.Model.Dropout, c.Steps, c.Batch, c.LR, c.Warmup, c.Model.MaxTgtLen)
+}
+
+// RunModelConfig is the starting config of one model of compbench run:
+// preset's when one is named, else RunConfig, with the model's variant.
+// The experiment's sizes are shared; an LSTM model's Transformer encoder
+// takes its default heads.
+func RunModelConfig(preset, model string) (Config, error) {
+	c := RunConfig()
+	if preset != "" {
+		if _, ok := models.Variants[model]; !ok {
+			return c, fmt.Errorf("unknown model %q (known: %v)", model, models.VariantNames())
+		}
+		var err error
+		if c, err = PresetConfig(preset, model); err != nil {
+			return c, err
+		}
+	}
+	if err := c.Model.ApplyVariant(model); err != nil {
+		return c, err
+	}
+	if models.IsLSTM(c.Model.Variant) {
+		c.Model.EncoderHeads = lstm.DefaultConfig(c.Model.Variant).EncoderHeads
+	}
+	return c, nil
 }

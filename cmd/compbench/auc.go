@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"compbench/data"
 	"compbench/eval"
@@ -56,71 +55,20 @@ tie are dropped and counted. Tied scores are handled by the trapezoid rule.`, st
 	if err != nil {
 		return err
 	}
-	var xs []float64
-	var ys []bool
-	ties, noScore := 0, 0
-	for i := range gold {
-		s, ok := scores[gold[i].ID]
-		if !ok {
-			noScore++
-			continue
-		}
-		switch mat.Majority(i) {
-		case -1:
-			ties++
-		case 1:
-			xs, ys = append(xs, s), append(ys, true)
-		default:
-			xs, ys = append(xs, s), append(ys, false)
-		}
+	rep, roc, err := eval.EasinessAUC(gold, scores, mat)
+	if rep.NoScore > 0 && !ef.allowMissing {
+		return fmt.Errorf("%s: %d gold ids have no easiness; pass --allow-missing to drop them", *easy, rep.NoScore)
 	}
-	if noScore > 0 && !ef.allowMissing {
-		return fmt.Errorf("%s: %d gold ids have no easiness; pass --allow-missing to drop them", *easy, noScore)
-	}
-	auc, roc, err := eval.AUC(xs, ys)
 	if err != nil {
 		return fmt.Errorf("auc: %w", err)
 	}
 	if *plot != "" {
-		p := eval.Plot{Title: fmt.Sprintf("ROC of predicted easiness (AUC %.3f)", auc),
-			XLabel: "false positive rate", YLabel: "true positive rate", Line: true, Unit: true}
-		for _, pt := range roc {
-			p.X, p.Y = append(p.X, pt.FPR), append(p.Y, pt.TPR)
-		}
-		set := data.NewOutputSet(ef.force)
-		defer set.Abort()
-		w, err := set.Create(*plot)
-		if err != nil {
-			return err
-		}
-		if err := p.WriteSVG(w); err != nil {
-			return err
-		}
-		if err := set.Commit(); err != nil {
+		if err := data.WriteOutput(*plot, ef.force, eval.ROCPlot(rep.AUC, roc).WriteSVG); err != nil {
 			return err
 		}
 	}
-	pos := 0
-	for _, y := range ys {
-		if y {
-			pos++
-		}
-	}
-	rep := struct {
-		AUC       float64 `json:"auc"`
-		Examples  int     `json:"examples"`
-		Easy      int     `json:"easy"`
-		Hard      int     `json:"hard"`
-		Ties      int     `json:"ties_dropped"`
-		NoScore   int     `json:"no_easiness_dropped"`
-		Models    int     `json:"models"`
-		ROCPoints int     `json:"roc_points"`
-	}{auc, len(ys), pos, len(ys) - pos, ties, noScore, len(preds), len(roc)}
 	if ef.asJSON {
 		return printJSON(stdout, rep)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AUC\texamples\teasy\thard\tties-dropped\tmodels")
-	fmt.Fprintf(tw, "%.4f\t%d\t%d\t%d\t%d\t%d\n", auc, rep.Examples, rep.Easy, rep.Hard, ties, len(preds))
-	return tw.Flush()
+	return rep.WriteTable(stdout)
 }

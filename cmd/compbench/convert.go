@@ -81,12 +81,7 @@ byte-identical.`, stderr)
 	}
 	set := data.NewOutputSet(*force)
 	defer set.Abort() // no-op after Commit
-	var n int
-	if *to == fmtJSONL {
-		n, err = toJSONL(ctx, *in, *from, *out, set)
-	} else {
-		n, err = toSCANText(*in, *from, *out, set)
-	}
+	n, err := scan.Convert(ctx, *in, *from, *out, *to, set)
 	if err != nil {
 		return err
 	}
@@ -95,42 +90,4 @@ byte-identical.`, stderr)
 	}
 	fmt.Fprintf(stdout, "wrote %d records to %s (%s)\n", n, *out, *to)
 	return nil
-}
-
-// toJSONL streams the records of in, read as format, to out.
-func toJSONL(ctx context.Context, in, format, out string, set *data.OutputSet) (int, error) {
-	w, err := set.Create(out)
-	if err != nil {
-		return 0, err
-	}
-	enc := data.NewEncoder(w)
-	n := 0
-	err = data.EachRecord(in, format, func(rec *data.Record) error {
-		n++
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if err := enc.Encode(rec); err != nil {
-			return fmt.Errorf("%s: %w", out, err)
-		}
-		return nil
-	})
-	return n, err
-}
-
-func toSCANText(in, format, out string, set *data.OutputSet) (int, error) {
-	recs, err := data.ReadFormat(in, format)
-	if err != nil {
-		return 0, err
-	}
-	w, err := set.Create(out)
-	if err != nil {
-		return 0, err
-	}
-	if err := scan.WriteText(w, recs); err != nil {
-		return 0, fmt.Errorf("%s: %w", in, err)
-	}
-	return len(recs), nil
 }

@@ -4,33 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"compbench/data"
 	"compbench/data/structure"
 	"compbench/eval"
-	"compbench/progress"
 )
 
-// recordTrees parses each record's program; with skipBad, records whose
-// program does not parse are dropped and counted, otherwise the first one
-// is an error naming the file and id.
+// recordTrees parses each record's program (structure.RecordTrees); a
+// record that does not parse, without --skip-bad, is an error that says
+// how to skip it.
 func recordTrees(path string, recs []data.Record, kind structure.TreeKind, skipBad bool) ([]data.Record, []*data.Tree, int, error) {
-	var keep []data.Record
-	var trees []*data.Tree
-	bad := 0
-	for i := range recs {
-		t, err := structure.RecordTree(&recs[i], kind)
-		if err != nil {
-			if !skipBad {
-				return nil, nil, 0, fmt.Errorf("%s: record %q: %w (pass --skip-bad to skip it)", path, recs[i].ID, err)
-			}
-			bad++
-			continue
-		}
-		keep = append(keep, recs[i])
-		trees = append(trees, t)
+	keep, trees, bad, err := structure.RecordTrees(path, recs, kind, skipBad)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%w (pass --skip-bad to skip it)", err)
 	}
 	return keep, trees, bad, nil
 }
@@ -45,9 +31,9 @@ list of unobserved structures.`, stderr)
 	test := fs.String("test", "", "test records `FILE` (required)")
 	out := fs.String("out", "", "output `FILE` (JSONL {\"id\",\"easiness\",\"unobserved\"}, required)")
 	n := fs.Int("n", 2, "structure size n of n-LS (2, 3 or 4); n-gram order for --variant bigram")
-	variant := fs.String("variant", "full", "decision rule: "+joinVariants())
+	variant := fs.String("variant", "full", "decision rule: "+names(structure.Variants, "|"))
 	seed := fs.Uint64("seed", 1, "seed for --variant random")
-	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	tree := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, "|"))
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	force := fs.Bool("force", false, "replace an existing output file")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -91,68 +77,16 @@ list of unobserved structures.`, stderr)
 	if err != nil {
 		return err
 	}
-	bar := progress.New(stderr, "easiness", int64(len(teTrees)))
-	lines := make([]eval.EasinessLine, len(teTrees))
-	sum, withUnobs := 0.0, 0
-	const chunk = 1024
-	for lo := 0; lo < len(teTrees); lo += chunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hi := min(lo+chunk, len(teTrees))
-		for i, r := range model.Score(teTrees[lo:hi]) {
-			k := lo + i
-			lines[k] = eval.EasinessLine{ID: teRecs[k].ID, Easiness: r.Easiness, Unobserved: r.Unobserved}
-			sum += r.Easiness
-			if len(r.Unobserved) > 0 {
-				withUnobs++
-			}
-		}
-		bar.Add(int64(hi - lo))
-	}
-	bar.Finish()
-	set := data.NewOutputSet(*force)
-	defer set.Abort()
-	w, err := set.Create(*out)
+	lines, rep, err := eval.ScoreEasiness(ctx, model, teRecs, teTrees, stderr)
 	if err != nil {
 		return err
 	}
-	if err := eval.WriteEasiness(w, lines); err != nil {
+	if err := data.WriteOutput(*out, *force, func(w io.Writer) error { return eval.WriteEasiness(w, lines) }); err != nil {
 		return err
 	}
-	if err := set.Commit(); err != nil {
-		return err
-	}
-	rep := struct {
-		Variant      string  `json:"variant"`
-		N            int     `json:"n"`
-		Examples     int     `json:"examples"`
-		Mean         float64 `json:"mean_easiness"`
-		WithUnobs    int     `json:"with_unobserved"`
-		SkippedTrain int     `json:"skipped_train"`
-		SkippedTest  int     `json:"skipped_test"`
-	}{*variant, *n, len(lines), sum / float64(max(len(lines), 1)), withUnobs, badTrain, badTest}
+	rep.Variant, rep.N, rep.SkippedTrain, rep.SkippedTest = *variant, *n, badTrain, badTest
 	if *asJSON {
 		return printJSON(stdout, rep)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\tn\texamples\tmean-easiness\twith-unobserved\tskipped(train/test)")
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%d\t%d/%d\n", rep.Variant, rep.N, rep.Examples, rep.Mean, rep.WithUnobs, badTrain, badTest)
-	return tw.Flush()
-}
-
-func joinVariants() string {
-	var s []string
-	for _, v := range structure.Variants {
-		s = append(s, string(v))
-	}
-	return strings.Join(s, "|")
-}
-
-func joinKinds() string {
-	var s []string
-	for _, k := range structure.TreeKinds {
-		s = append(s, string(k))
-	}
-	return strings.Join(s, "|")
+	return rep.WriteTable(stdout)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"compbench/data"
 	"compbench/eval"
@@ -89,8 +88,6 @@ together (generalization) and for in_distribution.`, stderr)
 		return usagef("--by %q: want category", *by)
 	}
 	opt.Tokens = *tokens
-	set := data.NewOutputSet(ef.force)
-	defer set.Abort()
 	if *perEx != "" {
 		if err := checkNotInput(files("--per-example", *perEx), join(files("--gold", ef.gold), files("--pred", *pred))); err != nil {
 			return err
@@ -121,45 +118,12 @@ together (generalization) and for in_distribution.`, stderr)
 		}
 	}
 	if *perEx != "" {
-		w, err := set.Create(*perEx)
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(w)
-		for i := range exs {
-			if err := enc.Encode(&exs[i]); err != nil {
-				return err
-			}
-		}
-		if err := set.Commit(); err != nil {
+		if err := data.WriteOutput(*perEx, ef.force, func(w io.Writer) error { return eval.WriteExamples(w, exs) }); err != nil {
 			return err
 		}
 	}
 	if ef.asJSON {
 		return printJSON(stdout, sum)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "examples\tcorrect\taccuracy\tmissing\tunknown\tparse-failures")
-	fmt.Fprintf(tw, "%d\t%d\t%.4f\t%d\t%d\t%d\n", sum.N, sum.Correct, sum.Accuracy, sum.Missing, sum.Unknown, sum.ParseFailures)
-	if sum.TokenAccuracy != nil {
-		fmt.Fprintln(tw, "\ntoken-accuracy\tmean-correct-prefix")
-		fmt.Fprintf(tw, "%.4f\t%.2f\n", *sum.TokenAccuracy, *sum.MeanPrefix)
-	}
-	if b := sum.ByCategory; b != nil {
-		printGroups(tw, "category", b.Categories, sum)
-		if len(b.Groups) > 0 {
-			printGroups(tw, "group", b.Groups, sum)
-		}
-	}
-	return tw.Flush()
-}
-
-// printGroups writes one table row per category or group and one for all
-// examples together.
-func printGroups(w io.Writer, what string, gs []eval.GroupScore, all eval.Summary) {
-	fmt.Fprintf(w, "\n%s\texamples\tcorrect\taccuracy\n", what)
-	for _, g := range gs {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%.4f\n", g.Name, g.N, g.Correct, g.Accuracy)
-	}
-	fmt.Fprintf(w, "(all)\t%d\t%d\t%.4f\n", all.N, all.Correct, all.Accuracy)
+	return sum.WriteTable(stdout)
 }

@@ -7,6 +7,7 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
+	"compbench/models"
 	"compbench/progress"
 	"compbench/train"
 )
@@ -67,10 +68,10 @@ examples) with a constant learning rate. Writes a new run; RUN is unchanged.`, s
 	}
 	// Every record is in the one batch, padded to the longest.
 	cfg, v := base.Config.Model, base.Vocab
-	src, tgt := dataLengths(cfg, recs)
-	act := activationsPart(cfg, len(recs), src, tgt, len(v.Target))
-	act.settings = "the records in --data"
-	if err := checkMemory("finetune", weightsPart(cfg, len(v.Source), len(v.Target), true), act); err != nil {
+	src, tgt := models.DataLengths(cfg, recs)
+	parts := memParts(train.WeightsMemory(cfg, len(v.Source), len(v.Target), true), train.ActivationsMemory(cfg, len(recs), src, tgt, len(v.Target)))
+	parts[1].settings = "the records in --data"
+	if err := checkMemory("finetune", parts...); err != nil {
 		return err
 	}
 	prov, err := provenanceOf([2]string{"run-weights", base.WeightsPath()}, [2]string{"data", *dataPath})

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"compbench/data"
 	"compbench/data/structure"
@@ -23,7 +21,7 @@ complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
 	train := fs.String("train", "", "training records `FILE` (required)")
 	var preds listFlag
 	fs.Var(&preds, "pred", "predictions `FILE` (repeat for several models)")
-	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	tree := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, "|"))
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,67 +67,21 @@ complete an unobserved 2-LS whose other symbol is in the gold prefix.`, stderr)
 				ef.gold, gold[i].ID, *tree, clip(strings.Join(ts, " "), 60), clip(strings.Join(syms, " "), 60))
 		}
 	}
-	type row struct {
-		Pred       string  `json:"pred"`
-		Wrong      int     `json:"wrong"`
-		Applicable int     `json:"wrong_with_unobserved_2ls"`
-		Hits       int     `json:"first_error_completes_unobserved"`
-		Fraction   float64 `json:"fraction"`
-	}
-	var rows []row
-	tot := row{Pred: "all"}
-	for _, p := range preds {
-		ps, err := eval.ReadPredictions(p)
-		if err != nil {
-			return err
-		}
-		j, err := eval.Join(gold, ps, ef.allowMissing)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		exs, _, err := eval.Score(j, opt)
-		if err != nil {
-			return err
-		}
-		r := row{Pred: p}
-		for i, ex := range exs {
-			if ex.Correct {
-				continue
-			}
-			r.Wrong++
-			pred := ""
-			if j.Pairs[i].Pred != nil {
-				pred = j.Pairs[i].Pred.Text
-			}
-			app, hit := eval.FirstError(model, goldTrees[i], eval.Symbols(gold[i].Output), eval.Symbols(pred))
-			if app {
-				r.Applicable++
-				if hit {
-					r.Hits++
-				}
-			}
-		}
-		if r.Applicable > 0 {
-			r.Fraction = float64(r.Hits) / float64(r.Applicable)
-		}
-		tot.Wrong += r.Wrong
-		tot.Applicable += r.Applicable
-		tot.Hits += r.Hits
-		rows = append(rows, r)
-	}
-	if tot.Applicable > 0 {
-		tot.Fraction = float64(tot.Hits) / float64(tot.Applicable)
-	}
-	if len(preds) > 1 {
-		rows = append(rows, tot)
+	rows, err := eval.FirstErrors(model, gold, goldTrees, preds, ef.allowMissing, opt)
+	if err != nil {
+		return err
 	}
 	if ef.asJSON {
 		return printJSON(stdout, rows)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "predictions\twrong\twrong-with-unobserved-2LS\tfirst-error-completes-one\tfraction")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4f\n", r.Pred, r.Wrong, r.Applicable, r.Hits, r.Fraction)
+	return eval.WriteFirstErrors(stdout, rows)
+}
+
+// clip shortens s to at most n bytes for display.
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	if len(s) <= n {
+		return s
 	}
-	return tw.Flush()
+	return s[:n-3] + "..."
 }

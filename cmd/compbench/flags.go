@@ -221,3 +221,23 @@ func checkRenamed(cmd string, args []string, renamed []renamedFlag) error {
 	}
 	return nil
 }
+
+// countTrue counts the modes given, of flags that exclude each other.
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// names joins the names of a list of values, for flag help.
+func names[T ~string](xs []T, sep string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, sep)
+}

@@ -5,6 +5,7 @@ import (
 
 	"compbench/data"
 	"compbench/data/split"
+	"compbench/lm"
 	"compbench/train"
 )
 
@@ -29,54 +30,35 @@ func files(flag string, paths ...string) []data.Named {
 	return out
 }
 
-// runPaths names a run folder and every file a run keeps in it: what
-// predict and finetune read from an input run, and what train and finetune
-// may replace (--force) in an output run.
-func runPaths(flag, dir string) []data.Named {
+// under names a folder given by one flag and the files names inside it
+// that a command reads or writes; nothing for an empty dir.
+func under(flag, dir string, names []string) []data.Named {
 	if dir == "" {
 		return nil
 	}
 	out := files(flag, dir)
-	for _, f := range train.RunFiles() {
+	for _, f := range names {
 		out = append(out, data.Named{Flag: flag, Path: filepath.Join(dir, f)})
 	}
 	return out
 }
 
+// runPaths names a run folder and every file a run keeps in it: what
+// predict and finetune read from an input run, and what train and finetune
+// may replace (--force) in an output run.
+func runPaths(flag, dir string) []data.Named { return under(flag, dir, train.RunFiles()) }
+
 // lmPaths names a GPT-2 folder and the files score reads from it.
-func lmPaths(flag, dir string) []data.Named {
-	if dir == "" {
-		return nil
-	}
-	out := files(flag, dir)
-	for _, f := range []string{"config.json", "model.safetensors", "vocab.json", "merges.txt",
-		"encoder.json", "vocab.bpe", "tokenizer.json"} {
-		out = append(out, data.Named{Flag: flag, Path: filepath.Join(dir, f)})
-	}
-	return out
-}
+func lmPaths(flag, dir string) []data.Named { return under(flag, dir, lm.FolderFiles()) }
+
+// splitPaths names a split folder and the files split.Write puts in it.
+func splitPaths(flag, dir string) []data.Named { return under(flag, dir, split.Files()) }
 
 // join concatenates lists of named paths.
 func join(lists ...[]data.Named) []data.Named {
 	var out []data.Named
 	for _, l := range lists {
 		out = append(out, l...)
-	}
-	return out
-}
-
-// splitPaths names a split folder and the files split.Write puts in it.
-func splitPaths(flag, dir string) []data.Named {
-	if dir == "" {
-		return nil
-	}
-	out := files(flag, dir)
-	for _, p := range append(append([]string(nil), split.Parts...), "split") {
-		ext := ".jsonl"
-		if p == "split" {
-			ext = ".json"
-		}
-		out = append(out, data.Named{Flag: flag, Path: filepath.Join(dir, p+ext)})
 	}
 	return out
 }

@@ -36,35 +36,10 @@ sep-to-sep-and-last, sep-to-last (Shi et al. 2022, §4.2).`, stderr)
 		return usagef("masks: --sep must not be empty")
 	}
 	toks := append([]string{"<start>"}, strings.Fields(*target)...)
-	sep := make([]bool, len(toks))
-	for i, t := range toks {
-		sep[i] = i == 0 || t == *sepTok
-	}
-	a, err := attention.Allowed(m, sep, make([]bool, len(toks)))
+	text, err := attention.Render(m, toks, *sepTok, *labels)
 	if err != nil {
 		return fmt.Errorf("masks: %w", err)
 	}
-	width := 0
-	for _, t := range toks {
-		width = max(width, len(t))
-	}
-	var sb strings.Builder
-	for i, row := range a {
-		if *labels {
-			fmt.Fprintf(&sb, "%-*s ", width, toks[i])
-		}
-		for j, ok := range row {
-			if j > 0 {
-				sb.WriteByte(' ')
-			}
-			if ok {
-				sb.WriteByte('1')
-			} else {
-				sb.WriteByte('0')
-			}
-		}
-		sb.WriteByte('\n')
-	}
-	_, err = io.WriteString(stdout, sb.String())
+	_, err = io.WriteString(stdout, text)
 	return err
 }

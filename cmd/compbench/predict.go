@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"compbench/blas"
@@ -69,21 +68,9 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 	}
 	defer done()
 	fmt.Fprintf(stderr, "predict: engine executor on %s\n", engine.Describe(be))
-	recs, err := data.ReadRecords(*in)
+	recs, err := readDecodeInput(r, *in, *beam, *batch, *maxLen, stderr)
 	if err != nil {
 		return err
-	}
-	// Outputs are optional: predict also decodes unlabelled records.
-	if err := data.RequireText(recs, false); err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	if err := checkDecode(r, recs, *beam, *batch, *maxLen); err != nil {
-		return err
-	}
-	// Sources are cut to the run's max_src_len, and outputs longer than
-	// max_tgt_len cannot be produced.
-	if note := truncationNote(r.Config.Model, recs); note != "" {
-		fmt.Fprintf(stderr, "warning: %s, under the run's limits: %s\n", *in, note)
 	}
 	start := time.Now()
 	preds, unk, err := train.Predict(ctx, r, recs, train.DecodeOptions{Beam: *beam, Alpha: *alpha, MaxLen: *maxLen, Batch: *batch}, progress.To(stderr))
@@ -98,33 +85,8 @@ Writes one {"id","prediction","score"[,"beam"]} line per record, separators remo
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d predictions to %s; %s; decoded in %s (%.0f output tokens/s)\n",
-		len(preds), *out, exactMatchNote(recs, preds), el.Round(time.Millisecond), outputTokens(preds)/el.Seconds())
+		len(preds), *out, train.ExactMatchNote(recs, preds), el.Round(time.Millisecond), train.OutputTokens(preds)/el.Seconds())
 	return nil
-}
-
-// exactMatchNote reports exact match, or why there is none: a record
-// without an output has nothing to match.
-func exactMatchNote(recs []data.Record, preds []train.Prediction) string {
-	missing := 0
-	for i := range recs {
-		if strings.TrimSpace(recs[i].Output) == "" {
-			missing++
-		}
-	}
-	if missing > 0 {
-		return fmt.Sprintf("no exact match: %d of %d records have no output", missing, len(recs))
-	}
-	return fmt.Sprintf("exact match %.2f%%", 100*train.ExactMatch(recs, preds))
-}
-
-// outputTokens counts the predicted tokens (separators removed), the
-// numerator of predict's throughput.
-func outputTokens(preds []train.Prediction) float64 {
-	n := 0
-	for i := range preds {
-		n += len(strings.Fields(preds[i].Text))
-	}
-	return float64(n)
 }
 
 // checkDecode refuses a beam wider than the tokens the run can output (the
@@ -132,7 +94,7 @@ func outputTokens(preds []train.Prediction) float64 {
 // a decoding working set larger than the machine's memory.
 func checkDecode(r *train.Run, recs []data.Record, beam, batch, maxLen int) error {
 	cfg := r.Config.Model
-	srcLen, _ := dataLengths(cfg, recs)
+	srcLen, _ := models.DataLengths(cfg, recs)
 	vocab := len(r.Vocab.Target)
 	if models.Copies(cfg.Variant) {
 		vocab += srcLen
@@ -144,5 +106,27 @@ func checkDecode(r *train.Run, recs []data.Record, beam, batch, maxLen int) erro
 		maxLen = cfg.MaxTgtLen
 	}
 	rows := min(batch, len(recs)) * beam
-	return checkMemory("predict", decodePart(cfg, rows, srcLen, maxLen, vocab, "--beam, --batch or --max-len (max_tgt_len of the run)"))
+	return checkMemory("predict", memPart{"decoding", "--beam, --batch or --max-len (max_tgt_len of the run)", models.DecodeBytes(cfg, rows, srcLen, maxLen, vocab)})
+}
+
+// readDecodeInput reads the records to decode, refuses a decoding that
+// cannot work (checkDecode) and warns of what the run's limits cut:
+// sources are cut to its max_src_len, and outputs longer than max_tgt_len
+// cannot be produced.
+func readDecodeInput(r *train.Run, in string, beam, batch, maxLen int, stderr io.Writer) ([]data.Record, error) {
+	recs, err := data.ReadRecords(in)
+	if err != nil {
+		return nil, err
+	}
+	// Outputs are optional: predict also decodes unlabelled records.
+	if err := data.RequireText(recs, false); err != nil {
+		return nil, fmt.Errorf("%s: %w", in, err)
+	}
+	if err := checkDecode(r, recs, beam, batch, maxLen); err != nil {
+		return nil, err
+	}
+	if note := models.TruncationNote(r.Config.Model, recs); note != "" {
+		fmt.Fprintf(stderr, "warning: %s, under the run's limits: %s\n", in, note)
+	}
+	return recs, nil
 }

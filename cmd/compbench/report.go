@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"compbench/data"
@@ -52,9 +49,7 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 	if *asCSV {
 		*format = "csv"
 	}
-	switch *format {
-	case "md", "html", "csv":
-	default:
+	if *format != "md" && *format != "html" && *format != "csv" {
 		return usagef("report: --format %q: want md, html or csv", *format)
 	}
 	if _, ok := report.Papers[*paper]; *paper != "" && !ok {
@@ -70,12 +65,8 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 	if err := report.Distinct(pos); err != nil {
 		return usagef("report: %v", err)
 	}
-	for _, dir := range pos {
-		for _, o := range []data.Named{{Flag: "--out", Path: *out}, {Flag: figFlag, Path: *figures}} {
-			if err := checkOutside(o, dir); err != nil {
-				return err
-			}
-		}
+	if err := checkOutside(pos, files("--out", *out), files(figFlag, *figures)); err != nil {
+		return err
 	}
 	if *out != "" {
 		if err := data.CheckFree(*out, *force); err != nil {
@@ -91,126 +82,24 @@ DIR: a report does not write into the sweep or run it reads.`, stderr)
 			return err
 		}
 	}
-	var figs []report.Figure
-	if *format == "html" || *figures != "" {
-		if figs, err = r.Figures(); err != nil {
-			return fmt.Errorf("report: figures: %w", err)
-		}
-	}
-	var b bytes.Buffer
-	switch *format {
-	case "md":
-		err = r.WriteMarkdown(&b)
-	case "csv":
-		err = r.WriteCSV(&b)
-	case "html":
-		err = r.WriteHTML(&b, figs)
-	}
+	page, err := r.Emit(report.Output{Format: *format, Out: *out, Figures: *figures, Force: *force})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	// All or nothing: the figures and --out are renamed into place
-	// together, and an existing one (without --force) stops the report
-	// before any is.
-	set := data.NewOutputSet(*force)
-	if *figures != "" {
-		if err := writeFigures(set, *figures, figs); err != nil {
-			set.Abort()
-			return fmt.Errorf("report: %w", err)
-		}
-	}
-	if *out == "" {
-		if err := set.Commit(); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		_, err = stdout.Write(b.Bytes())
-		return err
-	}
-	w, err := set.Create(*out)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if _, err := w.Write(b.Bytes()); err != nil {
-		set.Abort()
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := set.Commit(); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
-}
-
-// writeFigures adds every drawn figure to set in each format.
-func writeFigures(set *data.OutputSet, dir string, figs []report.Figure) error {
-	for i := range figs {
-		if figs[i].Omitted != "" {
-			continue
-		}
-		for _, format := range report.Formats {
-			body, err := figs[i].Render(format)
-			if err != nil {
-				return err
-			}
-			w, err := set.Create(filepath.Join(dir, figs[i].Name+"."+format))
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(body); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	_, err = stdout.Write(page)
+	return err
 }
 
 // checkOutside refuses, as a usage error and even with --force, an output
-// that is the reported folder dir or lies inside it, however spelled
-// (symbolic links, "..", another name for the same folder): the sweep's
-// sweep.json, its cells' result.json, config.json and checkpoints are what
-// the report reads, and a sweep still running writes there.
-func checkOutside(o data.Named, dir string) error {
-	if o.Path == "" {
-		return nil
-	}
-	dst, err := os.Stat(dir)
-	if err != nil {
-		return nil // not a folder: report.Load says so
-	}
-	p := resolvePath(o.Path)
-	for {
-		if st, err := os.Stat(p); err == nil && os.SameFile(st, dst) {
-			return usagef("report: %s %s is inside %s, the folder it reports; a report never writes into the sweep or run it reads, even with --force", o.Flag, o.Path, dir)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return nil
-		}
-		p = parent
-	}
-}
-
-// resolvePath is path made absolute with the symbolic links of its
-// longest existing part resolved, so that a ".." after a link climbs from
-// where the link points, as the kernel's does; the missing rest, which
-// holds no link, is joined on.
-func resolvePath(path string) string {
-	if !filepath.IsAbs(path) {
-		if wd, err := os.Getwd(); err == nil {
-			path = wd + string(filepath.Separator) + path // not Join: it would clean ".." before links are read
+// that is one of the reported folders dirs or lies inside one
+// (report.Inside).
+func checkOutside(dirs []string, outs ...[]data.Named) error {
+	for _, dir := range dirs {
+		for _, o := range join(outs...) {
+			if report.Inside(o.Path, dir) {
+				return usagef("report: %s %s is inside %s, the folder it reports; a report never writes into the sweep or run it reads, even with --force", o.Flag, o.Path, dir)
+			}
 		}
 	}
-	rest := ""
-	for head := path; ; {
-		if resolved, err := filepath.EvalSymlinks(head); err == nil {
-			return filepath.Join(resolved, rest)
-		}
-		i := strings.LastIndexByte(head, filepath.Separator)
-		switch {
-		case i < 0:
-			return filepath.Clean(path)
-		case i == 0:
-			return filepath.Join(head[:1], head[1:], rest)
-		}
-		head, rest = head[:i], filepath.Join(head[i+1:], rest)
-	}
+	return nil
 }

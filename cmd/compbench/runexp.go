@@ -12,35 +12,20 @@ import (
 
 	"compbench/blas"
 	"compbench/data"
-	"compbench/models"
-	"compbench/models/lstm"
 	"compbench/progress"
 	"compbench/train"
 )
 
-// runModelConfig is the starting config of one model of run: preset's
-// when one is named, else train.RunConfig with the model's variant.
-func runModelConfig(preset, model string) (train.Config, error) {
-	c := train.RunConfig()
-	if preset != "" {
-		if _, ok := models.Variants[model]; !ok {
-			return c, usagef("run: unknown model %q (known: %v)", model, models.VariantNames())
-		}
-		var err error
-		if c, err = train.PresetConfig(preset, model); err != nil {
-			return c, usagef("%v", err)
+// checkSplitDir refuses the flags that generate data beside --data, a
+// --data folder that is not a split's (checked before anything is
+// written) and an --out that is that folder, whose run folders would mix
+// with the data.
+func checkSplitDir(fs *flag.FlagSet, dir, out string) error {
+	for _, n := range []string{"task", "train-size", "dev-size", "test-size"} {
+		if isSet(fs, n) {
+			return usagef("run: --%s generates data; --data %s reads it: give one of them", n, dir)
 		}
 	}
-	if err := c.Model.ApplyVariant(model); err != nil {
-		return c, usagef("run: %v", err)
-	}
-	return c, nil
-}
-
-// checkSplitDir refuses a --data folder that is not a split's (checked
-// before anything is written) and an --out that is that folder, whose run
-// folders would mix with the data.
-func checkSplitDir(dir, out string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("run: --data %s: not a folder (want a split folder: train.jsonl, dev.jsonl, test.jsonl, as compbench split writes)", dir)
 	}
@@ -55,13 +40,6 @@ func checkSplitDir(dir, out string) error {
 	return nil
 }
 
-// runDefaults describes train.RunConfig for the help text and docs/run.md.
-func runDefaults() string {
-	c := train.RunConfig()
-	return fmt.Sprintf("%d layers, dim %d, MLP %d, dropout %g, %d steps, batch %d, lr %g, warmup %d, max target %d",
-		c.Model.Layers, c.Model.Dim, c.Model.MLPDim, c.Model.Dropout, c.Steps, c.Batch, c.LR, c.Warmup, c.Model.MaxTgtLen)
-}
-
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "run (--task length | --data SPLIT) --models transformer,relative --out DIR [flags]", `
 One experiment end to end: generate a SCAN benchmark for --task (or read the
@@ -69,7 +47,7 @@ split folder --data: its train.jsonl, dev.jsonl, test.jsonl and, when present,
 finetune.jsonl), train each model, predict the test set (zero-shot), fine-tune
 on the few-shot set and predict again, then print exact match per model.
 Defaults are a small CPU budget
-(`+runDefaults()+`),
+(`+train.RunDefaults()+`),
 not the "config default" values listed below; --preset NAME starts each model
 from train's preset instead (cpu-small learns SCAN's random split in minutes),
 and the model and optimisation flags of "compbench train" override either
@@ -105,18 +83,11 @@ and the model and optimisation flags of "compbench train" override either
 		return usagef("run: --beam must be >= 1 and --finetune-steps >= 0")
 	}
 	if *split != "" {
-		for _, n := range []string{"task", "train-size", "dev-size", "test-size"} {
-			if isSet(fs, n) {
-				return usagef("run: --%s generates data; --data %s reads it: give one of them", n, *split)
-			}
-		}
-		if err := checkSplitDir(*split, *out); err != nil {
+		if err := checkSplitDir(fs, *split, *out); err != nil {
 			return err
 		}
 	}
-	modelSet := false
-	fs.Visit(func(f *flag.Flag) { modelSet = modelSet || f.Name == "model" })
-	if modelSet {
+	if isSet(fs, "model") {
 		return usagef("run: use --models, not --model")
 	}
 	// Checked before anything is written: a refused device leaves no DIR.
@@ -127,26 +98,9 @@ and the model and optimisation flags of "compbench train" override either
 	if err := setGraphCache(*cacheMB); err != nil {
 		return err
 	}
-	names := strings.Split(*modelList, ",")
-	cfgs := make([]train.Config, len(names))
-	for i, n := range names {
-		if cfgs[i], err = runModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
-			return err
-		}
-		if models.IsLSTM(cfgs[i].Model.Variant) {
-			// The experiment's sizes are shared; an LSTM model's
-			// Transformer encoder (--encoder transformer) takes its
-			// default heads unless --encoder-heads says otherwise.
-			cfgs[i].Model.EncoderHeads = lstm.DefaultConfig(cfgs[i].Model.Variant).EncoderHeads
-		}
-		if err := tf.apply(fs, &cfgs[i]); err != nil {
-			return err
-		}
-		// Weights too large for the machine are refused before DIR is
-		// made; the data's vocabulary and lengths are checked below.
-		if err := checkMemory("run", weightsPart(cfgs[i].Model, 0, 0, true)); err != nil {
-			return err
-		}
+	cfgs, err := runConfigs(fs, &tf, *modelList)
+	if err != nil {
+		return err
 	}
 	blas.Use()
 	// One backend for every stage, so the whole experiment runs on it.
@@ -158,68 +112,86 @@ and the model and optimisation flags of "compbench train" override either
 	dataDir, about := *split, "split "+*split
 	if *split == "" {
 		dataDir, about = filepath.Join(*out, "data"), "SCAN task "+*task
-		genArgs := []string{"scan", "--task", *task, "--out", dataDir, "--train-size", strconv.Itoa(*nTrain),
-			"--dev-size", strconv.Itoa(*nDev), "--test-size", strconv.Itoa(*nTest), "--seed", strconv.FormatUint(tf.seed, 10)}
-		if *force {
-			genArgs = append(genArgs, "--force")
-		}
-		fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", *task, dataDir)
-		if err = runGen(ctx, genArgs, io.Discard, stderr); err != nil {
-			return fmt.Errorf("run: generate: %w", err)
+		if err := runGenerate(ctx, *task, dataDir, []int{*nTrain, *nDev, *nTest}, tf.seed, *force, stderr); err != nil {
+			return err
 		}
 	}
-	read := func(name string) ([]data.Record, error) { return data.ReadRecords(filepath.Join(dataDir, name)) }
-	trainRecs, err := read("train.jsonl")
-	if err != nil {
+	exp := &train.Experiment{Configs: cfgs, Dir: *out, FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force,
+		Backend: be, Progress: progress.To(stderr)}
+	return runExperiment(ctx, exp, dataDir, *split, about, tf.seed, stdout, stderr)
+}
+
+// runGenerate generates the SCAN task's data into dir, as gen does:
+// counts are the train, dev and test sizes.
+func runGenerate(ctx context.Context, task, dir string, counts []int, seed uint64, force bool, stderr io.Writer) error {
+	args := []string{"scan", "--task", task, "--out", dir, "--train-size", strconv.Itoa(counts[0]),
+		"--dev-size", strconv.Itoa(counts[1]), "--test-size", strconv.Itoa(counts[2]), "--seed", strconv.FormatUint(seed, 10)}
+	if force {
+		args = append(args, "--force")
+	}
+	fmt.Fprintf(stderr, "generating SCAN %s data in %s\n", task, dir)
+	if err := runGen(ctx, args, io.Discard, stderr); err != nil {
+		return fmt.Errorf("run: generate: %w", err)
+	}
+	return nil
+}
+
+// runConfigs are the configs of the models in list, the flags applied;
+// weights too large for the machine are refused before DIR is made (the
+// data's vocabulary and lengths are checked once it is read).
+func runConfigs(fs *flag.FlagSet, tf *trainFlags, list string) ([]train.Config, error) {
+	names := strings.Split(list, ",")
+	cfgs := make([]train.Config, len(names))
+	for i, n := range names {
+		var err error
+		if cfgs[i], err = train.RunModelConfig(tf.preset, strings.TrimSpace(n)); err != nil {
+			return nil, usagef("run: %v", err)
+		}
+		if err := tf.apply(fs, &cfgs[i]); err != nil {
+			return nil, err
+		}
+		if err := checkMemory("run", memParts(train.WeightsMemory(cfgs[i].Model, 0, 0, true))...); err != nil {
+			return nil, err
+		}
+	}
+	return cfgs, nil
+}
+
+// runExperiment reads the split in dataDir (split: given by --data),
+// checks that each model's training fits in memory, runs the experiment
+// and writes and prints its table.
+func runExperiment(ctx context.Context, exp *train.Experiment, dataDir, split, about string, seed uint64, stdout, stderr io.Writer) error {
+	if err := exp.ReadSplit(dataDir); err != nil {
 		return err
 	}
-	dev, err := read("dev.jsonl")
-	if err != nil {
-		return err
-	}
-	test, err := read("test.jsonl")
-	if err != nil {
-		return err
-	}
-	var ft []data.Record
+	var err error
 	switch ftPath := filepath.Join(dataDir, "finetune.jsonl"); {
-	case *ftSteps == 0:
-	case *split != "" && !data.Exists(ftPath):
+	case exp.FinetuneSteps == 0:
+	case split != "" && !data.Exists(ftPath):
 		// A split of a pool has no few-shot set: zero-shot only.
-		fmt.Fprintf(stderr, "run: %s has no finetune.jsonl: zero-shot only\n", *split)
-		*ftSteps = 0
+		fmt.Fprintf(stderr, "run: %s has no finetune.jsonl: zero-shot only\n", split)
+		exp.FinetuneSteps = 0
 	default:
-		if ft, err = read("finetune.jsonl"); err != nil {
+		if exp.Finetune, err = data.ReadRecords(ftPath); err != nil {
 			return err
 		}
 	}
-	for _, cfg := range cfgs {
-		if err := checkTrainData(cfg, filepath.Join(dataDir, "train.jsonl"), trainRecs, filepath.Join(dataDir, "dev.jsonl"), dev); err != nil {
+	trainPath, devPath := filepath.Join(dataDir, "train.jsonl"), filepath.Join(dataDir, "dev.jsonl")
+	for i := range exp.Configs {
+		if err := checkTrainData(exp.Configs[i], trainPath, exp.Train, devPath, exp.Dev); err != nil {
 			return err
 		}
+		exp.Configs[i].Seed = seed
 	}
-	prov, err := provenanceOf([2]string{"train", filepath.Join(dataDir, "train.jsonl")}, [2]string{"dev", filepath.Join(dataDir, "dev.jsonl")})
-	if err != nil {
+	if exp.Provenance, err = provenanceOf([2]string{"train", trainPath}, [2]string{"dev", devPath}); err != nil {
 		return err
 	}
-	for i := range cfgs {
-		cfgs[i].Seed = tf.seed
-	}
-	exp := train.Experiment{Configs: cfgs, Dir: *out, Train: trainRecs, Dev: dev, Test: test, Finetune: ft,
-		FinetuneSteps: *ftSteps, FinetuneLR: *ftLR, Beam: *beam, Force: *force, Backend: be, Provenance: prov, Progress: progress.To(stderr)}
 	rows, err := exp.Run(ctx)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	table := train.ExperimentTable(rows)
-	set := data.NewOutputSet(*force)
-	w, err := set.Create(filepath.Join(*out, "results.md"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s, %d train / %d test examples, seed %d\n\n", about, len(trainRecs), len(test), tf.seed)
-	io.WriteString(w, table)
-	if err := set.Commit(); err != nil {
+	if err := exp.WriteResults(about, seed, table); err != nil {
 		return err
 	}
 	_, err = io.WriteString(stdout, table)

@@ -112,15 +112,15 @@ func TestRunDefaults(t *testing.T) {
 	}
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	out, _, code := runCLI(t, "run", "--help")
-	if code != 0 || !strings.Contains(flat(out), runDefaults()) {
-		t.Errorf("run --help does not state %q:\n%s", runDefaults(), out)
+	if code != 0 || !strings.Contains(flat(out), train.RunDefaults()) {
+		t.Errorf("run --help does not state %q:\n%s", train.RunDefaults(), out)
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "run.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(flat(string(doc)), runDefaults()) {
-		t.Errorf("docs/run.md does not state %q", runDefaults())
+	if !strings.Contains(flat(string(doc)), train.RunDefaults()) {
+		t.Errorf("docs/run.md does not state %q", train.RunDefaults())
 	}
 }
 

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"compbench/blas"
 	"compbench/data"
@@ -68,24 +66,9 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 	if err != nil {
 		return err
 	}
-	if *folds < 0 {
-		return usagef("score: --folds %d: want 0 (score with the model as is) or at least 2", *folds)
-	}
-	var sizeCfg gpt2.Config
-	fc.Folds = *folds
-	if *folds > 0 {
-		fc = fc.WithDefaultLR(*scratch)
-		if err := fc.Validate(); err != nil {
-			return usagef("score: %v", err)
-		}
-		if *scratch {
-			if *size != "tiny" && *size != "small" {
-				return usagef("score: --size %q: want tiny or small", *size)
-			}
-			sizeCfg, _ = gpt2.Size(*size)
-		}
-	} else if *scratch {
-		return usagef("score: --from-scratch needs --folds (an untrained model gives meaningless scores)")
+	sizeCfg, err := scoreFolds(&fc, *folds, *scratch, *size)
+	if err != nil {
+		return err
 	}
 	if err := checkNotInput(files("--out", *out), join(files("--in", *in), lmPaths("--lm", *lmDir))); err != nil {
 		return err
@@ -94,8 +77,15 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		return err
 	}
 	blas.Use()
-	recs, err := data.ReadRecords(*in)
-	if err != nil {
+	job := lm.Job{Dir: *lmDir, In: *in, Score: sc, Folds: fc, Scratch: *scratch, Size: sizeCfg, Progress: progress.To(stderr)}
+	return scoreRecords(ctx, job, dev, *out, *force, stderr)
+}
+
+// scoreRecords reads job's records, scores them on the device and writes
+// the scores to out.
+func scoreRecords(ctx context.Context, job lm.Job, dev device, out string, force bool, stderr io.Writer) error {
+	var err error
+	if job.Records, err = data.ReadRecords(job.In); err != nil {
 		return err
 	}
 	be, release, err := dev.open()
@@ -103,32 +93,45 @@ Output lines: {"id","score","tokens","ppl"}.`, stderr)
 		return err
 	}
 	defer release()
-	job := lm.Job{Dir: *lmDir, Records: recs, In: *in, Score: sc, Folds: fc, Scratch: *scratch, Size: sizeCfg,
-		Backend: be, Progress: progress.To(stderr)}
+	job.Backend = be
 	res, err := job.Run(ctx)
 	if err != nil {
 		return err
 	}
-	set := data.NewOutputSet(*force)
-	w, err := set.Create(*out)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	for i := range res.Scores {
-		if err := enc.Encode(&res.Scores[i]); err != nil {
-			set.Abort()
-			return fmt.Errorf("write %s: %w", *out, err)
-		}
-	}
-	if err := set.Commit(); err != nil {
+	if err := res.Write(out, force); err != nil {
 		return err
 	}
 	what := "scoring"
-	if *folds > 0 {
+	if job.Folds.Folds > 0 {
 		what = "fine-tuning and scoring"
 	}
-	fmt.Fprintf(stderr, "score: wrote %d scores to %s; %s took %s (%.0f tokens/s)\n",
-		len(res.Scores), *out, what, res.Elapsed.Round(time.Millisecond), float64(res.Tokens)/res.Elapsed.Seconds())
+	fmt.Fprint(stderr, res.Note(out, what))
 	return nil
+}
+
+// scoreFolds checks the k-fold settings, sets fc's folds and default
+// learning rate, and returns the --from-scratch model's size.
+func scoreFolds(fc *lm.FoldConfig, folds int, scratch bool, size string) (gpt2.Config, error) {
+	var sizeCfg gpt2.Config
+	if folds < 0 {
+		return sizeCfg, usagef("score: --folds %d: want 0 (score with the model as is) or at least 2", folds)
+	}
+	fc.Folds = folds
+	if folds == 0 {
+		if scratch {
+			return sizeCfg, usagef("score: --from-scratch needs --folds (an untrained model gives meaningless scores)")
+		}
+		return sizeCfg, nil
+	}
+	*fc = fc.WithDefaultLR(scratch)
+	if err := fc.Validate(); err != nil {
+		return sizeCfg, usagef("score: %v", err)
+	}
+	if scratch {
+		if size != "tiny" && size != "small" {
+			return sizeCfg, usagef("score: --size %q: want tiny or small", size)
+		}
+		sizeCfg, _ = gpt2.Size(size)
+	}
+	return sizeCfg, nil
 }

@@ -22,7 +22,7 @@ order chosen, so the first K lines are the selection for budget K.`, stderr)
 	strategy := fs.String("strategy", "nls", "nls or random")
 	n := fs.Int("n", 2, "local-structure size n (2, 3 or 4)")
 	seed := fs.Uint64("seed", 1, "random seed")
-	tree := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	tree := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, "|"))
 	skipBad := fs.Bool("skip-bad", false, "skip records whose program does not parse (counted)")
 	force := fs.Bool("force", false, "replace an existing output file")
 	if _, err := parseFlags(fs, args); err != nil {

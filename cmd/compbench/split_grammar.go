@@ -51,13 +51,7 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 	if *in == "" || *grammar == "" {
 		return usagef("split grammar: --in and --grammar are required")
 	}
-	modes := 0
-	for _, on := range []bool{*list, *index >= 0, *all} {
-		if on {
-			modes++
-		}
-	}
-	if modes != 1 {
+	if countTrue(*list, *index >= 0, *all) != 1 {
 		return usagef("split grammar: give exactly one of --list, --index K, --all")
 	}
 	if !*list && *out == "" {
@@ -86,13 +80,20 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 	if job.Pool, err = split.LoadPool(*in); err != nil {
 		return err
 	}
-	w, err := job.RunGrammar(ctx, split.Pick{List: *list, Index: *index, All: *all}, split.Out{
+	pick := split.Pick{List: *list, Index: *index, All: *all}
+	w, err := job.RunGrammar(ctx, pick, split.Out{
 		Dir: *out, Force: *force, Table: stdout,
 		Check: func(dir string) error { return checkSplitFree(dir, *force, ins) },
 		Provenance: func() (*provenance.Record, error) {
 			return provenanceOf([2]string{"in", *in}, [2]string{"grammar", *grammar})
 		},
 	})
+	return grammarOutcome(stdout, w, err, pick, *out, int64(maxBytes))
+}
+
+// grammarOutcome reports what split grammar did (pick: --list, --index or
+// --all), or why not.
+func grammarOutcome(stdout io.Writer, w split.Written, err error, pick split.Pick, out string, maxBytes int64) error {
 	var ie *split.IndexError
 	var se *split.SizeError
 	switch {
@@ -100,14 +101,14 @@ records: it first estimates the total and refuses above --max-bytes.`, stderr)
 		return usagef("split grammar: %v", ie)
 	case errors.As(err, &se):
 		return fmt.Errorf("split grammar: --all would write %d splits of about %s each, about %s in all, under %s: over --max-bytes %s; raise --max-bytes, or write the splits you need with --index K (see --list)",
-			se.Splits, fmtBytes(se.Total/float64(se.Splits)), fmtBytes(se.Total), *out, fmtBytes(float64(maxBytes)))
-	case err != nil || *list:
+			se.Splits, fmtBytes(se.Total/float64(se.Splits)), fmtBytes(se.Total), out, fmtBytes(float64(maxBytes)))
+	case err != nil || pick.List:
 		return err
-	case *all:
-		fmt.Fprintf(stdout, "wrote %d valid splits of %d candidates under %s\n", w.Splits, w.Candidates, *out)
+	case pick.All:
+		fmt.Fprintf(stdout, "wrote %d valid splits of %d candidates under %s\n", w.Splits, w.Candidates, out)
 		return nil
 	}
-	return printStats(stdout, w.Result.Stats, false)
+	return w.Result.Stats.Print(stdout, false)
 }
 
 // checkSplitFree fails if the split folder dir is one of inputs or holds

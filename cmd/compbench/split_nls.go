@@ -35,7 +35,7 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 	index := fs.Int("index", 0, "write candidate K (0 = hardest)")
 	all := fs.Bool("all", false, "write every candidate under DIR/K/")
 	seed := fs.Uint64("seed", 1, "random seed (half variant)")
-	treeKind := fs.String("tree", "auto", "where programs come from: "+joinKinds())
+	treeKind := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, "|"))
 	skipBad := fs.Bool("skip-bad", false, "drop records whose program does not parse instead of failing")
 	maxSize := fs.Int("max-compound", 3, "largest compound in tree nodes, for the statistics")
 	force := fs.Bool("force", false, "replace existing output files")
@@ -80,5 +80,5 @@ ranked hardest first. --list prints them; --index K writes one to DIR
 		fmt.Fprintf(stdout, "wrote %d splits under %s\n", w.Splits, *out)
 		return nil
 	}
-	return printStats(stdout, w.Result.Stats, false)
+	return w.Result.Stats.Print(stdout, false)
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -51,7 +50,7 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 	train := fs.String("train", "", "training records")
 	test := fs.String("test", "", "test records")
 	asJSON := fs.Bool("json", false, "print JSON")
-	treeKind := fs.String("tree", "auto", "where programs come from: "+treeKindList())
+	treeKind := fs.String("tree", "auto", "where programs come from: "+names(structure.TreeKinds, ", ")+", none")
 	atoms := fs.String("atoms", structure.AtomsPerExample, "how F_A counts atoms: example (once per example using it) or occurrence (once per node)")
 	maxSize := fs.Int("max-compound", structure.DefaultCompoundConfig().MaxSize, "largest compound in tree nodes (0: chosen from the data)")
 	anon := fs.String("anonymize", "auto", "pattern anonymizer: auto (scan for SCAN commands, else generic), generic, scan, none")
@@ -88,17 +87,23 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 		return usagef("stats: --max-compound, --keep-compounds, --atoms: %v", err)
 	}
 	opts.Progress = progress.To(stderr)
-	a, err := split.LoadPool(*train)
+	return statsOfFiles(stdout, *train, *test, *poolPath, opts, *asJSON)
+}
+
+// statsOfFiles computes the statistics of the train and test files, with
+// compound weights over the pool file when one is given.
+func statsOfFiles(stdout io.Writer, train, test, poolPath string, opts split.StatsOptions, asJSON bool) error {
+	a, err := split.LoadPool(train)
 	if err != nil {
 		return err
 	}
-	b, err := split.LoadPool(*test)
+	b, err := split.LoadPool(test)
 	if err != nil {
 		return err
 	}
 	var s split.Stats
-	if *poolPath != "" {
-		pool, err := split.LoadPool(*poolPath)
+	if poolPath != "" {
+		pool, err := split.LoadPool(poolPath)
 		if err != nil {
 			return err
 		}
@@ -108,17 +113,7 @@ D_C 0.1902, D_A 0.0438, as NQG's code measures it.`, stderr)
 	} else if s, err = split.ComputeStats(a, b, opts); err != nil {
 		return err
 	}
-	return printStats(stdout, s, *asJSON)
-}
-
-// treeKindList names every --tree value, for flag help.
-func treeKindList() string {
-	var b strings.Builder
-	for _, k := range structure.TreeKinds {
-		b.WriteString(string(k))
-		b.WriteString(", ")
-	}
-	return b.String() + "none"
+	return s.Print(stdout, asJSON)
 }
 
 // checkMeasure refuses an unknown --measure, and the flags that shape
@@ -164,24 +159,8 @@ func statsOfSplit(stdout, stderr io.Writer, dir, poolPath string, asJSON bool) e
 	if err != nil {
 		return fmt.Errorf("stats: %s: %w", dir, err)
 	}
-	if d := statsDiff(s, f.Stats); d != "" {
+	if d := s.Diff(f.Stats); d != "" {
 		fmt.Fprintf(stderr, "stats: warning: %s differs from split.json (%s): was the pool changed?\n", d, dir)
 	}
-	return printStats(stdout, s, asJSON)
-}
-
-// statsDiff names the first divergence on which a and b differ beyond
-// summation order, or "".
-func statsDiff(a, b split.Stats) string {
-	for _, d := range []struct {
-		name string
-		x, y *float64
-	}{{"atom divergence", a.AtomDivergence, b.AtomDivergence},
-		{"compound divergence", a.CompoundDivergence, b.CompoundDivergence},
-		{"unweighted compound divergence", a.CompoundDivergenceUnweighted, b.CompoundDivergenceUnweighted}} {
-		if (d.x == nil) != (d.y == nil) || d.x != nil && math.Abs(*d.x-*d.y) > 1e-9 {
-			return d.name
-		}
-	}
-	return ""
+	return s.Print(stdout, asJSON)
 }

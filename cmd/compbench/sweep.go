@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,7 +13,6 @@ import (
 
 	"compbench/progress"
 	"compbench/sweep"
-	"compbench/train"
 )
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -41,13 +41,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	dry := fs.Bool("dry-run", false, "with --slurm: write and print the sbatch script, do not submit it")
 	limit := fs.Duration("time-limit", 0, "with --local: stop at this wall time (e.g. 9m), the running cells at their checkpoints, to continue with the same command (0: none)")
 	var sl sweep.Slurm
-	fs.StringVar(&sl.Partition, "partition", "", "Slurm `PARTITION`")
-	fs.StringVar(&sl.Gres, "gres", "", "generic resources `GRES` per cell, e.g. gpu:1")
-	fs.StringVar(&sl.Time, "time", "", "time limit per cell, `HH:MM:SS` or D-HH:MM:SS")
-	fs.StringVar(&sl.Mem, "mem", "", "memory `MEM` per cell, e.g. 16G")
-	fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per cell (0: the cluster's default)")
-	fs.IntVar(&sl.MaxRunning, "max-running", 0, "at most `K` cells running at once (the array's %K; 0: no limit)")
-	fs.Var((*listFlag)(&sl.Extra), "sbatch-arg", "one more sbatch `OPTION` (--account=lab), repeatable")
+	slurmFlags(fs, &sl)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -58,13 +52,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	if *status != "" {
 		return sweepStatus(ctx, *status, stdout)
 	}
-	modes := 0
-	for _, b := range []bool{*local, *slurm, *cell != ""} {
-		if b {
-			modes++
-		}
-	}
-	switch {
+	switch modes := countTrue(*local, *slurm, *cell != ""); {
 	case *file == "" || *out == "":
 		return usagef("sweep: --file and --out are required")
 	case modes != 1:
@@ -84,24 +72,8 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 			return usagef("sweep: %v", err)
 		}
 	}
-	spec, err := sweep.Load(*file)
+	spec, one, err := loadSweep(*file, *out, *cell)
 	if err != nil {
-		return specError("sweep", err)
-	}
-	if err := checkSweepCells(spec); err != nil {
-		return err
-	}
-	var one sweep.Cell
-	if *cell != "" {
-		if one, err = spec.Find(*cell); err != nil {
-			return usagef("sweep: --cell: %v", err)
-		}
-	}
-	if err := spec.Record(*out); err != nil {
-		var other *sweep.OtherSpecError
-		if errors.As(err, &other) {
-			return usagef("sweep: %v", err)
-		}
 		return err
 	}
 	self, err := os.Executable()
@@ -111,7 +83,7 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 	r := &sweep.Runner{Spec: spec, Out: *out, Self: self}
 	switch {
 	case *cell != "":
-		return sweepCell(ctx, r, one, stderr)
+		return r.RunCell(ctx, one, stderr)
 	case *slurm:
 		if err := sweep.SubmitUnfinished(ctx, spec, *out, self, sl, *dry, stdout); err != nil {
 			return fmt.Errorf("sweep: %w", err)
@@ -119,25 +91,6 @@ node, which needs this binary and OUT on a shared file system.`, stderr)
 		return nil
 	}
 	return sweepLocal(ctx, r, *jobs, *limit, stdout, stderr)
-}
-
-// sweepCell runs the one cell c (what each Slurm array task does). A cell
-// another process holds is not a failure: the holder runs it.
-func sweepCell(ctx context.Context, r *sweep.Runner, c sweep.Cell, stderr io.Writer) error {
-	if sweep.StateOf(c.Dir(r.Out)) == sweep.Finished {
-		fmt.Fprintf(stderr, "sweep: cell %s is finished already\n", c.Name)
-		return nil
-	}
-	err := r.Run(ctx, c)
-	var busy *train.BusyError
-	if errors.As(err, &busy) {
-		fmt.Fprintf(stderr, "sweep: cell %s skipped: %v\n", c.Name, busy)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("sweep: cell %s: %w", c.Name, err)
-	}
-	return nil
 }
 
 // sweepLocal runs the unfinished cells here, at most jobs at once, until
@@ -186,4 +139,61 @@ func sweepStatus(ctx context.Context, out string, stdout io.Writer) error {
 		return specError("sweep: --status", err)
 	}
 	return sweep.PrintStatus(ctx, spec, out, stdout)
+}
+
+// checkSweepCells runs, before any cell, the checks of a sweep file that
+// need this binary and this machine (sweep.Spec.Validate has checked the
+// rest), as usage errors: the device must be one this binary was built
+// for, and no cell may outgrow the machine's memory (sweep.Spec.Memory).
+func checkSweepCells(spec *sweep.Spec) error {
+	if _, err := parseDevice(spec.Device); err != nil {
+		return usagef("sweep: %v", err)
+	}
+	cells, err := spec.Memory()
+	for _, c := range cells {
+		if err := checkMemory("sweep: cell "+c.Name, memParts(c.Parts...)...); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return usagef("sweep: %v", err)
+	}
+	return nil
+}
+
+// loadSweep reads the sweep file, checks its cells against this binary
+// and machine, finds the cell named (if any) and records the sweep in out.
+func loadSweep(file, out, cell string) (*sweep.Spec, sweep.Cell, error) {
+	var one sweep.Cell
+	spec, err := sweep.Load(file)
+	if err != nil {
+		return nil, one, specError("sweep", err)
+	}
+	if err := checkSweepCells(spec); err != nil {
+		return nil, one, err
+	}
+	if cell != "" {
+		if one, err = spec.Find(cell); err != nil {
+			return nil, one, usagef("sweep: --cell: %v", err)
+		}
+	}
+	if err := spec.Record(out); err != nil {
+		var other *sweep.OtherSpecError
+		if errors.As(err, &other) {
+			return nil, one, usagef("sweep: %v", err)
+		}
+		return nil, one, err
+	}
+	return spec, one, nil
+}
+
+// slurmFlags registers the --slurm job's resource flags.
+func slurmFlags(fs *flag.FlagSet, sl *sweep.Slurm) {
+	fs.StringVar(&sl.Partition, "partition", "", "Slurm `PARTITION`")
+	fs.StringVar(&sl.Gres, "gres", "", "generic resources `GRES` per cell, e.g. gpu:1")
+	fs.StringVar(&sl.Time, "time", "", "time limit per cell, `HH:MM:SS` or D-HH:MM:SS")
+	fs.StringVar(&sl.Mem, "mem", "", "memory `MEM` per cell, e.g. 16G")
+	fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per cell (0: the cluster's default)")
+	fs.IntVar(&sl.MaxRunning, "max-running", 0, "at most `K` cells running at once (the array's %K; 0: no limit)")
+	fs.Var((*listFlag)(&sl.Extra), "sbatch-arg", "one more sbatch `OPTION` (--account=lab), repeatable")
 }

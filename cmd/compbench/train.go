@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,56 +157,40 @@ func (f *trainFlags) set(fl *flag.Flag, cfg *train.Config) error {
 	return cfg.SetKey(key, fl.Value.(flag.Getter).Get())
 }
 
-// resumableFlags may differ from the run's config.json on --resume
-// (train.ResumableKeys): they are written back to config.json and logged
-// in metrics.jsonl. Other config flags must repeat the run's values.
+// resumableFlags set train.ResumableKeys, which may differ from the run's
+// config.json on --resume: they are written back to config.json and
+// logged in metrics.jsonl. Other config flags must repeat the run's values.
 var resumableFlags = []string{"steps", "eval-every", "eval-limit"}
 
 // applyResume sets the flags given with --resume over saved, the run's
 // config.json: a flag that would change a setting outside resumableFlags
-// is a usage error naming it and both values.
+// (train.ResumeChange) is a usage error naming it and both values.
 func (f *trainFlags) applyResume(fs *flag.FlagSet, saved *train.Config, path string) error {
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
 		if err != nil {
 			return
 		}
-		if fl.Name == "config" {
+		switch key, isKey := configFlags[fl.Name]; {
+		case fl.Name == "config":
 			err = usagef("--config starts a new run; --resume reads the run's %s (change --steps, --eval-every or --eval-limit with flags)", path)
-			return
-		}
-		if fl.Name == "preset" {
-			if f.preset != saved.Preset {
-				was := saved.Preset
-				if was == "" {
-					was = "none"
-				}
-				err = usagef("--preset %s differs from the run's preset %s (%s): --resume keeps a run's settings", f.preset, was, path)
+		case fl.Name == "preset" && f.preset != saved.Preset:
+			was := saved.Preset
+			if was == "" {
+				was = "none"
 			}
-			return
-		}
-		if slices.Contains(resumableFlags, fl.Name) {
-			return
-		}
-		if fl.Name == "model" {
-			if f.model != saved.Model.Variant {
-				err = usagef("--model %s differs from the run's model %s (%s): --resume continues the same model", f.model, saved.Model.Variant, path)
+			err = usagef("--preset %s differs from the run's preset %s (%s): --resume keeps a run's settings", f.preset, was, path)
+		case fl.Name == "model" && f.model != saved.Model.Variant:
+			err = usagef("--model %s differs from the run's model %s (%s): --resume continues the same model", f.model, saved.Model.Variant, path)
+		case isKey:
+			ch, cerr := train.ResumeChange(*saved, key, fl.Value.(flag.Getter).Get())
+			switch {
+			case cerr != nil:
+				err = usagef("%v", cerr)
+			case ch != nil:
+				err = usagef("--%s %s differs from the run's %s %s (%s): --resume may change only --%s",
+					fl.Name, fl.Value, ch.Key, ch.From, path, strings.Join(resumableFlags, ", --"))
 			}
-			return
-		}
-		one := *saved
-		if err = f.set(fl, &one); err != nil {
-			err = usagef("%v", err)
-			return
-		}
-		ch, cerr := train.ConfigChanges(*saved, one)
-		if cerr != nil {
-			err = cerr
-			return
-		}
-		if len(ch) > 0 {
-			err = usagef("--%s %s differs from the run's %s %s (%s): --resume may change only --%s",
-				fl.Name, fl.Value, ch[0].Key, ch[0].From, path, strings.Join(resumableFlags, ", --"))
 		}
 	})
 	if err != nil {
@@ -298,60 +281,28 @@ SIGHUP checkpoint the last finished step before exiting.
 
 The defaults are the papers' settings, sized for a GPU (a step of the default
 Transformer takes seconds on a CPU). --preset NAME starts from other settings
-(config.json records the name):`+presetHelp(), stderr)
-	var tf trainFlags
-	tf.register(fs)
-	tf.registerTrain(fs)
-	ckptMinutes := fs.Float64("checkpoint-minutes", 0, "also checkpoint every `M` minutes of training (fractions allowed), besides each --eval-every; 0: off")
-	trainPath := fs.String("train", "", "training records `FILE` (JSONL, .tsv or SCAN .txt; required)")
-	devPath := fs.String("dev", "", "dev records `FILE` (JSONL, .tsv or SCAN .txt) for evaluation and the best checkpoint")
-	out := fs.String("out", "", "run `DIR` (required)")
-	resume := fs.Bool("resume", false, "continue the run in --out from its last checkpoint")
-	force := fs.Bool("force", false, "replace an existing run in --out")
-	allowData := fs.Bool("allow-data-change", false, "let --resume continue on --train or --dev files that differ from the run's data.json")
+(config.json records the name):`+train.PresetHelp(), stderr)
+	var c trainCmd
+	c.tf.register(fs)
+	c.tf.registerTrain(fs)
+	fs.Float64Var(&c.ckptMinutes, "checkpoint-minutes", 0, "also checkpoint every `M` minutes of training (fractions allowed), besides each --eval-every; 0: off")
+	fs.StringVar(&c.trainPath, "train", "", "training records `FILE` (JSONL, .tsv or SCAN .txt; required)")
+	fs.StringVar(&c.devPath, "dev", "", "dev records `FILE` (JSONL, .tsv or SCAN .txt) for evaluation and the best checkpoint")
+	fs.StringVar(&c.out, "out", "", "run `DIR` (required)")
+	fs.BoolVar(&c.resume, "resume", false, "continue the run in --out from its last checkpoint")
+	fs.BoolVar(&c.force, "force", false, "replace an existing run in --out")
+	fs.BoolVar(&c.allowData, "allow-data-change", false, "let --resume continue on --train or --dev files that differ from the run's data.json")
 	devName := deviceFlag(fs)
 	cacheMB := graphCacheFlag(fs)
-	initFrom := fs.String("init", "", "start from the pretrained T5 or BART in Hugging Face folder `hf:DIR` (config.json, model.safetensors, tokenizer files; docs/pretrained.md): --model comes from the folder, and the defaults become Bogin et al.'s fine-tuning (AdamW 3e-5, batch 28, polynomial decay, clip 1)")
-	initEnc := fs.String("init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
+	fs.StringVar(&c.initFrom, "init", "", "start from the pretrained T5 or BART in Hugging Face folder `hf:DIR` (config.json, model.safetensors, tokenizer files; docs/pretrained.md): --model comes from the folder, and the defaults become Bogin et al.'s fine-tuning (AdamW 3e-5, batch 28, polynomial decay, clip 1)")
+	fs.StringVar(&c.initEnc, "init-encoder", "", "Transformer run `DIR` whose encoder (best checkpoint) starts an LSTM model with --encoder transformer; sizes must match, source embeddings are matched by token")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *trainPath == "" || *out == "" {
-		return usagef("train: --train and --out are required")
+	if err := c.check(fs); err != nil {
+		return err
 	}
-	if *resume && *force {
-		return usagef("train: --resume and --force exclude each other")
-	}
-	if *ckptMinutes < 0 || *ckptMinutes > maxCheckpointMinutes {
-		return usagef("train: --checkpoint-minutes %g: want 0 (off) to %g", *ckptMinutes, maxCheckpointMinutes)
-	}
-	if *resume && (*initEnc != "" || *initFrom != "") {
-		return usagef("train: --init and --init-encoder start a new run; --resume continues from the run's own weights")
-	}
-	task, byTask := strings.CutPrefix(tf.prefix, "task:")
-	if byTask && *initFrom == "" {
-		return usagef("train: --prefix task:%s reads the task's prefix from a pretrained folder: give --init hf:DIR", task)
-	}
-	if *initFrom != "" {
-		dir, f, err := pretrainedFolder(*initFrom)
-		if err != nil {
-			return err
-		}
-		typ := f.Config.ModelType
-		if byTask {
-			if tf.prefix, err = f.TaskPrefix(task); err != nil {
-				return fmt.Errorf("--prefix: %w", err)
-			}
-		}
-		if isSet(fs, "model") && tf.model != typ {
-			return usagef("train: --model %s, but %s holds a %s model", tf.model, dir, typ)
-		}
-		if abs, _ := filepath.Abs(*out); abs == dir {
-			return usagef("train: --out %s is the --init folder; the run would overwrite its model.safetensors", *out)
-		}
-		tf.model, tf.pretrained = typ, dir
-	}
-	if err := checkTrainOutputs(*out, *resume, *trainPath, *devPath, tf.config, *initEnc); err != nil {
+	if err := checkTrainOutputs(c.out, c.resume, c.trainPath, c.devPath, c.tf.config, c.initEnc); err != nil {
 		return err
 	}
 	dv, err := parseDevice(*devName)
@@ -364,55 +315,20 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	blas.Use()
 	// Held before the run's files are read: a second writer is refused
 	// here, before it reads or writes anything.
-	lock, err := train.LockRun(*out)
+	lock, err := train.LockRun(c.out)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	defer lock.Unlock()
-	cfg, err := tf.baseConfig(fs, *out, *resume)
+	cfg, err := c.tf.baseConfig(fs, c.out, c.resume)
 	if err != nil {
 		return err
 	}
-	recs, err := data.ReadRecords(*trainPath)
+	opts, err := c.options(cfg, stderr)
 	if err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	var dev []data.Record
-	if *devPath != "" {
-		if dev, err = data.ReadRecords(*devPath); err != nil {
-			return fmt.Errorf("dev: %w", err)
-		}
-	}
-	if err := checkTrainData(cfg, *trainPath, recs, *devPath, dev); err != nil {
 		return err
 	}
-	if !cfg.Strict {
-		for _, f := range []struct {
-			path string
-			recs []data.Record
-		}{{*trainPath, recs}, {*devPath, dev}} {
-			if note := truncationNote(cfg.Model, f.recs); note != "" {
-				fmt.Fprintf(stderr, "warning: %s: %s\n", f.path, note)
-			}
-		}
-	}
-	opts := train.Options{Dir: *out, Train: recs, Dev: dev, Resume: *resume, Force: *force, Progress: progress.To(stderr), AllowDataChange: *allowData,
-		TruncationNoted: true,
-		CheckpointEvery: time.Duration(*ckptMinutes * float64(time.Minute)), Lock: lock}
-	if opts.Data, err = fingerprints(*trainPath, *devPath); err != nil {
-		return err
-	}
-	var encWeights string
-	if *initEnc != "" {
-		if opts.Init, encWeights, err = initEncoder(*initEnc, &cfg, stderr); err != nil {
-			return err
-		}
-	}
-	// The data files are hashed once, for data.json and the provenance.
-	if opts.Provenance, err = provenanceOf([2]string{"init-encoder", encWeights}); err != nil {
-		return err
-	}
-	opts.Provenance.Inputs = append(append([]train.DataFile(nil), opts.Data...), opts.Provenance.Inputs...)
+	opts.Lock = lock
 	be, release, err := dv.open()
 	if err != nil {
 		return err
@@ -423,33 +339,101 @@ Transformer takes seconds on a CPU). --preset NAME starts from other settings
 	if err != nil {
 		return err
 	}
-	printResult(stdout, *out, res)
+	res.Print(stdout, c.out)
 	return nil
 }
 
-func printResult(w io.Writer, dir string, r *train.Result) {
-	fmt.Fprintf(w, "run %s: %d steps in %s (%.0f tokens/s), training loss %.4f", dir, r.Steps, r.Elapsed.Round(1e9), r.TokensPerSecond(), r.TrainLoss)
-	if r.DevEM >= 0 {
-		fmt.Fprintf(w, ", best dev exact match %.2f%% (loss %.4f) at step %d", 100*r.DevEM, r.DevLoss, r.BestStep)
-	}
-	fmt.Fprintln(w)
+// trainCmd holds train's flags beside the config flags.
+type trainCmd struct {
+	tf                                         trainFlags
+	trainPath, devPath, out, initFrom, initEnc string
+	resume, force, allowData                   bool
+	ckptMinutes                                float64
 }
 
-// fingerprints are the size and SHA-256 of the data files, for data.json.
-func fingerprints(trainPath, devPath string) ([]train.DataFile, error) {
-	tf, err := train.Fingerprint("train", trainPath)
+// check refuses contradictory flags and reads the --init folder: its
+// model type becomes --model, its task prefixes --prefix task:NAME.
+func (c *trainCmd) check(fs *flag.FlagSet) error {
+	switch {
+	case c.trainPath == "" || c.out == "":
+		return usagef("train: --train and --out are required")
+	case c.resume && c.force:
+		return usagef("train: --resume and --force exclude each other")
+	case c.ckptMinutes < 0 || c.ckptMinutes > maxCheckpointMinutes:
+		return usagef("train: --checkpoint-minutes %g: want 0 (off) to %g", c.ckptMinutes, maxCheckpointMinutes)
+	case c.resume && (c.initEnc != "" || c.initFrom != ""):
+		return usagef("train: --init and --init-encoder start a new run; --resume continues from the run's own weights")
+	}
+	task, byTask := strings.CutPrefix(c.tf.prefix, "task:")
+	if byTask && c.initFrom == "" {
+		return usagef("train: --prefix task:%s reads the task's prefix from a pretrained folder: give --init hf:DIR", task)
+	}
+	if c.initFrom == "" {
+		return nil
+	}
+	dir, f, err := pretrainedFolder(c.initFrom)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	files := []train.DataFile{tf}
-	if devPath != "" {
-		df, err := train.Fingerprint("dev", devPath)
-		if err != nil {
-			return nil, err
+	typ := f.Config.ModelType
+	if byTask {
+		if c.tf.prefix, err = f.TaskPrefix(task); err != nil {
+			return fmt.Errorf("--prefix: %w", err)
 		}
-		files = append(files, df)
 	}
-	return files, nil
+	if isSet(fs, "model") && c.tf.model != typ {
+		return usagef("train: --model %s, but %s holds a %s model", c.tf.model, dir, typ)
+	}
+	if abs, _ := filepath.Abs(c.out); abs == dir {
+		return usagef("train: --out %s is the --init folder; the run would overwrite its model.safetensors", c.out)
+	}
+	c.tf.model, c.tf.pretrained = typ, dir
+	return nil
+}
+
+// options reads the data, checks that training fits in memory, warns of
+// what the length limits cut, and fills the options of train.Train but
+// for the lock and the backend.
+func (c *trainCmd) options(cfg train.Config, stderr io.Writer) (train.Options, error) {
+	recs, dev, err := train.ReadData(c.trainPath, c.devPath)
+	if err != nil {
+		return train.Options{}, err
+	}
+	if parts := train.TrainMemory(cfg, recs, dev); parts != nil {
+		if err := checkMemory("train", memParts(parts...)...); err != nil {
+			return train.Options{}, err
+		}
+	}
+	if !cfg.Strict {
+		for _, f := range []struct {
+			path string
+			recs []data.Record
+		}{{c.trainPath, recs}, {c.devPath, dev}} {
+			if note := models.TruncationNote(cfg.Model, f.recs); note != "" {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", f.path, note)
+			}
+		}
+	}
+	opts := train.Options{Dir: c.out, Train: recs, Dev: dev, Resume: c.resume, Force: c.force, Progress: progress.To(stderr),
+		AllowDataChange: c.allowData, TruncationNoted: true, CheckpointEvery: time.Duration(c.ckptMinutes * float64(time.Minute))}
+	if opts.Data, err = train.Fingerprints(c.trainPath, c.devPath); err != nil {
+		return opts, err
+	}
+	var encWeights string
+	if c.initEnc != "" {
+		if !models.IsLSTM(cfg.Model.Variant) || cfg.Model.Encoder != models.EncoderTransformer {
+			return opts, usagef("train: --init-encoder needs an LSTM model with --encoder transformer")
+		}
+		if opts.Init, encWeights, err = train.InitEncoder(c.initEnc, stderr); err != nil {
+			return opts, fmt.Errorf("--init-encoder: %w", err)
+		}
+	}
+	// The data files are hashed once, for data.json and the provenance.
+	if opts.Provenance, err = provenanceOf([2]string{"init-encoder", encWeights}); err != nil {
+		return opts, err
+	}
+	opts.Provenance.Inputs = append(append([]train.DataFile(nil), opts.Data...), opts.Provenance.Inputs...)
+	return opts, nil
 }
 
 // isSet reports whether the flag name was given on the command line.

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -153,4 +154,43 @@ func WriteText(w io.Writer, recs []data.Record) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// Convert writes the records of in, read as format, to out through set:
+// as JSONL records (to data.FormatJSONL, streamed, stopping when ctx is
+// cancelled) or as SCAN's text format. It returns the records written.
+func Convert(ctx context.Context, in, format, out, to string, set *data.OutputSet) (int, error) {
+	if to != data.FormatJSONL {
+		recs, err := data.ReadFormat(in, format)
+		if err != nil {
+			return 0, err
+		}
+		w, err := set.Create(out)
+		if err != nil {
+			return 0, err
+		}
+		if err := WriteText(w, recs); err != nil {
+			return 0, fmt.Errorf("%s: %w", in, err)
+		}
+		return len(recs), nil
+	}
+	w, err := set.Create(out)
+	if err != nil {
+		return 0, err
+	}
+	enc := data.NewEncoder(w)
+	n := 0
+	err = data.EachRecord(in, format, func(rec *data.Record) error {
+		n++
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := enc.Encode(rec); err != nil {
+			return fmt.Errorf("%s: %w", out, err)
+		}
+		return nil
+	})
+	return n, err
 }

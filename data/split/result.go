@@ -39,6 +39,15 @@ type Result struct {
 // Parts names the files Write creates inside its folder.
 var Parts = []string{"train", "dev", "test"}
 
+// Files are the file names Write creates inside its folder.
+func Files() []string {
+	out := make([]string, 0, len(Parts)+1)
+	for _, p := range Parts {
+		out = append(out, p+".jsonl")
+	}
+	return append(out, "split.json")
+}
+
 // Write writes DIR/train.jsonl, DIR/dev.jsonl, DIR/test.jsonl and
 // DIR/split.json all-or-nothing. pool supplies the records by id; every id
 // of res must be in pool and in at most one part.

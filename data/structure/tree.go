@@ -307,3 +307,34 @@ func compactJSON(v any) string {
 	enc.Encode(v)
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// TreeError is a record whose program does not parse, in file Path.
+type TreeError struct {
+	Path, ID string
+	Err      error
+}
+
+func (e *TreeError) Error() string { return fmt.Sprintf("%s: record %q: %v", e.Path, e.ID, e.Err) }
+func (e *TreeError) Unwrap() error { return e.Err }
+
+// RecordTrees parses each record's program (read from file path); with
+// skipBad, records whose program does not parse are dropped and counted,
+// otherwise the first one is a *TreeError.
+func RecordTrees(path string, recs []data.Record, kind TreeKind, skipBad bool) ([]data.Record, []*data.Tree, int, error) {
+	var keep []data.Record
+	var trees []*data.Tree
+	bad := 0
+	for i := range recs {
+		t, err := RecordTree(&recs[i], kind)
+		if err != nil {
+			if !skipBad {
+				return nil, nil, 0, &TreeError{path, recs[i].ID, err}
+			}
+			bad++
+			continue
+		}
+		keep = append(keep, recs[i])
+		trees = append(trees, t)
+	}
+	return keep, trees, bad, nil
+}
