@@ -120,6 +120,10 @@ func (c *CPU) Gemm(p kernels.GemmParams, a, b, cc Buf) error {
 		gemmRows(p, A, B, C)
 		return nil
 	}
+	if p.K == 1 && p.Beta == 0 {
+		gemmOuter(p, A, B, C)
+		return nil
+	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if p.TransA {
 		ta = blas.Trans
@@ -163,6 +167,37 @@ func gemmRows(p kernels.GemmParams, a, b, c []float32) {
 				ar = row
 			}
 			gemmRow(p, ar, b[ob:], out)
+		}
+	}
+}
+
+// gemmOuter runs products of inner size 1 (outer products: a decoding
+// step's one-hot rows, ACT's halting weights spread over a row), which
+// are exact, so the loops give BLAS's results without a call's fixed cost;
+// each element is kernels.GemmRef's Alpha · (0 + a·b). p is validated, K 1
+// and Beta 0.
+func gemmOuter(p kernels.GemmParams, a, b, c []float32) {
+	sa, sb := p.LdA, 1 // strides of A's column and B's row
+	if p.TransA {
+		sa = 1
+	}
+	if p.TransB {
+		sb = p.LdB
+	}
+	b0, b1 := p.Batches()
+	for i := 0; i < b0; i++ {
+		for j := 0; j < b1; j++ {
+			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
+			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
+			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			for m := 0; m < p.M; m++ {
+				x, out := a[oa+m*sa], c[oc+m*p.LdC:][:p.N]
+				for n := range out {
+					var s float32
+					s += x * b[ob+n*sb]
+					out[n] = p.Alpha * s
+				}
+			}
 		}
 	}
 }

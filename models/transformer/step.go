@@ -67,10 +67,10 @@ type stepGraph struct {
 }
 
 // cacheLen is the cache length of the step graph for position t of at most
-// maxLen: t+1 rounded up to a multiple of 4, or past 32 of an eighth of
-// the power of two below it (40, 48, ..., 64, 80, ...). A decoding then
-// compiles a few graphs (8 up to 32 positions, 4 more per doubling), and
-// attends over at most a quarter more keys than it has past 32.
+// maxLen: t+1 rounded up to a multiple of 4, or past 32 of a quarter of
+// the largest power of two below it (40, 48, 56, 64, 80, ...). A decoding
+// then compiles a few graphs (8 up to 32 positions, 4 more per doubling),
+// and attends over at most a quarter more keys than it has past 32.
 func cacheLen(t, maxLen int) int {
 	n := t + 1
 	q := 4
