@@ -42,10 +42,10 @@ type stepIO struct {
 	// relative attention. rel caches each table's bias [1, H, 1, L].
 	buckets *G.Node
 	rel     map[int]*G.Node
-	// oneHot [1, L] is 1 at t, oneHotT its transpose [L, 1]; mask [1 or
-	// B, 1, 1, L] is 0 where position t attends and -Inf elsewhere (every
-	// key after t).
-	oneHot, oneHotT, mask *G.Node
+	// oneHot [1, L] is 1 at t, picks [B, H*L] that row per row and head;
+	// mask [1 or B, 1, 1, L] is 0 where position t attends and -Inf
+	// elsewhere (every key after t).
+	oneHot, picks, mask *G.Node
 	// cacheK and cacheV [L*B, D] per self-attention hold the keys and
 	// values of positions 0..t-1 (rows t*B.. zero); newK and newV [B, D]
 	// are position t's, which the decoder writes into rows t*B.. after
@@ -88,10 +88,12 @@ func (m *Model) buildStep(B, S, L int) (*stepGraph, error) {
 	io := &stepIO{B: B, S: S, L: L, rel: map[int]*G.Node{}, crossOf: map[int]int{}}
 	b.step = io
 	in := graphInputs{B: B, S: S, T: 1}
-	in.decIn = b.input("dec_in", tensor.Int, B)                       // [B]
-	in.crossBias = b.input(crossBiasName, tensor.Float32, B, 1, 1, S) // [B, 1, 1, S]
-	io.oneHot = b.input("one_hot", tensor.Float32, 1, L)              // [1, L]
-	io.oneHotT = b.must(G.Transpose(io.oneHot))                       // [L, 1]
+	in.decIn = b.input("dec_in", tensor.Int, B)                          // [B]
+	in.crossBias = b.input(crossBiasName, tensor.Float32, B, 1, 1, S)    // [B, 1, 1, S]
+	io.oneHot = b.input("one_hot", tensor.Float32, 1, L)                 // [1, L]
+	col := b.constant("ones", ones(B*c.Heads), B*c.Heads, 1)             // [B*H, 1]
+	io.picks = b.must(G.Mul(col, io.oneHot))                             // [B*H, L]
+	io.picks = b.must(G.Reshape(io.picks, tensor.Shape{B, c.Heads * L})) // [B, H*L]
 	// The causal mask has one row for all; the decompositional masks
 	// differ per row.
 	rows := B
@@ -210,9 +212,10 @@ func (b *builder) attendCached(q, k, v *G.Node, rel int, mask *G.Node) *G.Node {
 	if b.err != nil {
 		return q
 	}
-	pt := b.must(G.Mul(b.must(G.Reshape(p, tensor.Shape{B * H, L})), io.oneHotT)) // [B*H, 1]
-	pt = b.must(G.Reshape(pt, tensor.Shape{B, H, 1, 1}))                          // [B, H, 1, 1]
-	past := b.must(ops.CacheValues(p, cv, H))                                     // [B, D]
+	// p_t per row and head, as the heads' product of p with the one-hot
+	// row: one batched product, exact (one term is not zero).
+	pt := b.must(ops.AttnScores(b.must(G.Reshape(p, tensor.Shape{B, H * L})), io.picks, B, H, 1)) // [B, H, 1, 1]
+	past := b.must(ops.CacheValues(p, cv, H))                                                     // [B, D]
 	if b.err != nil {
 		return q
 	}
