@@ -294,6 +294,9 @@ func (c *compiler) lower(st *Step, typ string, op G.Op, n *G.Node, in []*G.Node)
 			ops.KindAttnValues, ops.KindAttnValuesGradP, ops.KindAttnValuesGradV:
 			k := kernels.AttnKind(info.Kind - ops.KindAttnScores)
 			st.Op, st.Gemm = OpGemm, kernels.AttnGemm(k, g.B, g.H, g.Tq, g.Tk, g.D, info.Scale)
+			if g.Cache {
+				st.Gemm = kernels.CacheGemm(st.Gemm, g.B, g.D)
+			}
 			return used, nil
 		case ops.KindLinear:
 			x, w := in[0].Shape(), in[1].Shape()

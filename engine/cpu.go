@@ -116,6 +116,14 @@ func (c *CPU) Gemm(p kernels.GemmParams, a, b, cc Buf) error {
 	if err := p.Validate(len(A), len(B), len(C)); err != nil {
 		return err
 	}
+	if b0, b1 := p.Batches(); p.M == 1 && p.Beta == 0 && b0*b1 > 1 {
+		gemmRows(p, A, B, C)
+		return nil
+	}
+	if p.K == 1 && p.Beta == 0 {
+		gemmOuter(p, A, B, C)
+		return nil
+	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if p.TransA {
 		ta = blas.Trans
@@ -134,6 +142,124 @@ func (c *CPU) Gemm(p kernels.GemmParams, a, b, cc Buf) error {
 		}
 	}
 	return nil
+}
+
+// gemmRows runs a batch of products of one output row each (a decoding
+// step's attention: one query row per batch row and head) in loops that
+// sum in kernels.GemmRef's order: each is too small for a BLAS call, whose
+// fixed cost exceeds its work. p is validated, M 1 and Beta 0.
+func gemmRows(p kernels.GemmParams, a, b, c []float32) {
+	b0, b1 := p.Batches()
+	var row []float32 // A's one row, gathered when strided
+	if p.TransA {
+		row = make([]float32, p.K)
+	}
+	for i := 0; i < b0; i++ {
+		for j := 0; j < b1; j++ {
+			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
+			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
+			out := c[p.OffC+i*p.StrideC[0]+j*p.StrideC[1]:][:p.N]
+			ar := a[oa:][:p.K:p.K]
+			if p.TransA {
+				for k := range row {
+					row[k] = a[oa+k*p.LdA]
+				}
+				ar = row
+			}
+			gemmRow(p, ar, b[ob:], out)
+		}
+	}
+}
+
+// gemmOuter runs products of inner size 1 (outer products: a decoding
+// step's one-hot rows, ACT's halting weights spread over a row), which
+// are exact, so the loops give BLAS's results without a call's fixed cost;
+// each element is kernels.GemmRef's Alpha · (0 + a·b). p is validated, K 1
+// and Beta 0.
+func gemmOuter(p kernels.GemmParams, a, b, c []float32) {
+	sa, sb := p.LdA, 1 // strides of A's column and B's row
+	if p.TransA {
+		sa = 1
+	}
+	if p.TransB {
+		sb = p.LdB
+	}
+	b0, b1 := p.Batches()
+	for i := 0; i < b0; i++ {
+		for j := 0; j < b1; j++ {
+			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
+			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
+			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			for m := 0; m < p.M; m++ {
+				x, out := a[oa+m*sa], c[oc+m*p.LdC:][:p.N]
+				for n := range out {
+					var s float32
+					s += x * b[ob+n*sb]
+					out[n] = p.Alpha * s
+				}
+			}
+		}
+	}
+}
+
+// gemmRow is one product of gemmRows: out = Alpha · ar · op(B).
+func gemmRow(p kernels.GemmParams, ar, b, out []float32) {
+	if p.TransB { // out[n] = Σ_k ar[k] b[n, k]: one dot per column
+		dots(p.Alpha, ar, b, p.LdB, out)
+		return
+	}
+	// out[n] = Σ_k ar[k] b[k, n]: rows of B accumulated in k order, which
+	// is each output's order too. A zero weight's row (a masked key's
+	// value) is skipped: it adds ±0, which changes nothing but the sign of
+	// a zero sum, unless the row holds an infinity or NaN.
+	clear(out)
+	for k, a := range ar {
+		if a != 0 {
+			axpy(a, b[k*p.LdB:][:len(out)], out)
+		}
+	}
+	if p.Alpha != 1 {
+		for n := range out {
+			out[n] *= p.Alpha
+		}
+	}
+}
+
+// dots sets out[n] = alpha · Σ_k x[k] b[n*ld + k], each sum accumulated in
+// increasing k (unrolled, the order kept).
+func dots(alpha float32, x, b []float32, ld int, out []float32) {
+	K := len(x)
+	for n := range out {
+		y := b[n*ld:][:K]
+		var s float32
+		k := 0
+		for ; k+4 <= K; k += 4 {
+			xs, ys := x[k:k+4:k+4], y[k:k+4:k+4]
+			s += xs[0] * ys[0]
+			s += xs[1] * ys[1]
+			s += xs[2] * ys[2]
+			s += xs[3] * ys[3]
+		}
+		for ; k < K; k++ {
+			s += x[k] * y[k]
+		}
+		out[n] = alpha * s
+	}
+}
+
+// axpy adds a·x to y, len(y) >= len(x).
+func axpy(a float32, x, y []float32) {
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		xs, ys := x[k:k+4:k+4], y[k:k+4:k+4]
+		ys[0] += a * xs[0]
+		ys[1] += a * xs[1]
+		ys[2] += a * xs[2]
+		ys[3] += a * xs[3]
+	}
+	for ; k < len(x); k++ {
+		y[k] += a * x[k]
+	}
 }
 
 func (c *CPU) Binary(op kernels.BinOp, n int, a Buf, as int, b Buf, bs int, y Buf) error {

@@ -6,7 +6,7 @@ import (
 	"compbench/kernels"
 )
 
-// Decoding kernels: what incremental decoding (models/transformer/engine_decode.go)
+// Decoding kernels: what incremental decoding (models/transformer/decode_pick.go)
 // needs beyond Backend. The backends implement them in decode_cpu.go and
 // decode_cuda.go; they are a separate interface so that Backend, which the
 // training executor is written against, stays as it is.

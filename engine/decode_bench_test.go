@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -18,10 +19,20 @@ import (
 // MLP 128) on 64 SCAN-sized examples (sources of 8 to 36 tokens), with
 // EOS made unlikely so that every hypothesis runs the 20 steps.
 func benchDecodeModel(b *testing.B) (*transformer.Model, []models.Example) {
+	return benchDecodeVariant(b, "transformer", false)
+}
+
+// benchDecodeVariant is benchDecodeModel for the --model name variant (the
+// Universal Transformer: one layer per stack, its default steps), with
+// adaptive computation time when act.
+func benchDecodeVariant(b *testing.B, variant string, act bool) (*transformer.Model, []models.Example) {
 	b.Helper()
 	blas.Use() // as predict does
 	cfg := models.DefaultConfig()
-	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout = 2, 4, 64, 128, 0
+	if err := cfg.ApplyVariant(variant); err != nil {
+		b.Fatal(err)
+	}
+	cfg.Layers, cfg.Heads, cfg.Dim, cfg.MLPDim, cfg.Dropout, cfg.ACT = 2, 4, 64, 128, 0, act
 	cfg.SrcVocab, cfg.TgtVocab = 20, 12
 	m, err := transformer.New(cfg, 1)
 	if err != nil {
@@ -45,22 +56,23 @@ func benchDecodeModel(b *testing.B) (*transformer.Model, []models.Example) {
 	return m, ex
 }
 
-func benchDecode(b *testing.B, m models.Seq2Seq, ex []models.Example, beam int) {
-	o := train.DecodeOptions{Beam: beam, MaxLen: 20, Batch: 64, Width: 8, Alpha: 0.6}
+func benchDecode(b *testing.B, m models.Seq2Seq, ex []models.Example, o train.DecodeOptions) {
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0, start, n := cpuTime(b), time.Now(), 0
 	for b.Loop() {
 		out, err := train.Decode(context.Background(), m, ex, o, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(out[0].Hyps[0].IDs) != 20 {
-			b.Fatalf("%d tokens, want 20", len(out[0].Hyps[0].IDs))
+		if len(out[0].Hyps[0].IDs) != o.MaxLen {
+			b.Fatalf("%d tokens, want %d", len(out[0].Hyps[0].IDs), o.MaxLen)
 		}
+		n++
 	}
 	// CPU time of the whole process (BLAS threads included): on a shared
 	// machine it moves less than the wall time.
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/1e6/float64(n), "cpu-ms/op")
+	b.ReportMetric(float64(n*len(ex)*o.MaxLen)/time.Since(start).Seconds(), "tokens/s")
 }
 
 // cpuTime is the process's user and system time so far.
@@ -81,7 +93,41 @@ func BenchmarkDecodeEngineCPU(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer em.Close()
-			benchDecode(b, em, ex, beam)
+			benchDecode(b, em, ex, train.DecodeOptions{Beam: beam, MaxLen: 20, Batch: 64, Width: 8, Alpha: 0.6})
 		})
+	}
+}
+
+// BenchmarkDecodeModels times greedy and beam decoding of the Transformer
+// and the Universal Transformer (without and with ACT) at benchDecodeModel's
+// sizes, at batch 1 (8 examples one by one) and 64, in generated tokens per
+// second of wall time: every hypothesis runs the 20 steps, and a first
+// decoding outside the timing builds what is built once per shape.
+func BenchmarkDecodeModels(b *testing.B) {
+	for _, v := range []struct {
+		name, variant string
+		act           bool
+	}{{"transformer", "transformer", false}, {"universal", models.Universal, false}, {"universal+act", models.Universal, true}} {
+		for _, batch := range []int{1, 64} {
+			for _, beam := range []int{1, 4} {
+				name := fmt.Sprintf("%s/batch%d/%s", v.name, batch, map[int]string{1: "greedy", 4: "beam4"}[beam])
+				b.Run(name, func(b *testing.B) {
+					m, ex := benchDecodeVariant(b, v.variant, v.act)
+					if batch == 1 {
+						ex = ex[:8]
+					}
+					em, err := transformer.NewEngine(m, &engine.CPU{BLAS: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer em.Close()
+					o := train.DecodeOptions{Beam: beam, MaxLen: 20, Batch: batch, Width: 8, Alpha: 0.6}
+					if _, err := train.Decode(context.Background(), em, ex, o, nil); err != nil {
+						b.Fatal(err)
+					}
+					benchDecode(b, em, ex, o)
+				})
+			}
+		}
 	}
 }

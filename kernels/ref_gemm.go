@@ -217,6 +217,15 @@ func AttnGemm(kind AttnKind, b, h, tq, tk, d int, scale float32) GemmParams {
 	return p
 }
 
+// CacheGemm rewrites AttnGemm's AttnScores or AttnValues product p over
+// batch b and model width d for keys (or values) held position-major,
+// [Tk*b, d] with key j of batch row r at row j*b + r: the layout of a
+// decoding cache, which grows by b rows per position.
+func CacheGemm(p GemmParams, b, d int) GemmParams {
+	p.LdB, p.StrideB[0] = b*d, d
+	return p
+}
+
 // Transpose2DRef writes y [cols, rows] = xᵀ for x [rows, cols] (Gorgonia's
 // Transpose of a matrix, materialised).
 func Transpose2DRef(rows, cols int, x, y []float32) {

@@ -64,8 +64,13 @@ func (k Kind) String() string {
 }
 
 // HeadGeom is the geometry of the per-head attention products: batch B,
-// heads H, query and key lengths Tq and Tk, model width D (head width D/H).
-type HeadGeom struct{ B, H, Tq, Tk, D int }
+// heads H, query and key lengths Tq and Tk, model width D (head width D/H);
+// Cache marks keys and values held position-major (CacheScores,
+// kernels.CacheGemm).
+type HeadGeom struct {
+	B, H, Tq, Tk, D int
+	Cache           bool
+}
 
 // Info holds the parameters of one compbench op; only the fields of its Kind
 // are set.
@@ -138,7 +143,7 @@ func Inspect(op G.Op) (info Info, ok bool) {
 		return Info{Kind: KindLayerNormGradBeta}, true
 	case *headOp:
 		k := [...]Kind{KindAttnScores, KindAttnScoresGradQ, KindAttnScoresGradK, KindAttnValues, KindAttnValuesGradP, KindAttnValuesGradV}[o.kind]
-		return Info{Kind: k, Geom: HeadGeom{o.g.b, o.g.h, o.g.tq, o.g.tk, o.g.d}, Scale: o.scale}, true
+		return Info{Kind: k, Geom: HeadGeom{o.g.b, o.g.h, o.g.tq, o.g.tk, o.g.d, o.g.cache}, Scale: o.scale}, true
 	case *attnSoftmaxOp:
 		return Info{Kind: KindAttnSoftmax, HasMask: o.hasMask, HasBias: o.hasBias}, true
 	case *softmaxGradOp:

@@ -268,3 +268,47 @@ func TestRunErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheProducts: CacheScores and CacheValues over keys and values held
+// position-major give AttnScores' and AttnValues' results over the same
+// keys held batch-major, bit for bit (the same products, only the strides
+// differ).
+func TestCacheProducts(t *testing.T) {
+	const B, H, Tq, Tk, D = 3, 2, 2, 5, 4
+	fill := func(n int, seed float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.Sin(float64(seed + float32(i)*0.37)))
+		}
+		return v
+	}
+	q := fill(B*Tq*D, 1)
+	kb := fill(B*Tk*D, 2) // [B*Tk, D]
+	km := make([]float32, len(kb))
+	for b := 0; b < B; b++ {
+		for j := 0; j < Tk; j++ {
+			copy(km[(j*B+b)*D:(j*B+b+1)*D], kb[(b*Tk+j)*D:(b*Tk+j+1)*D]) // [Tk*B, D]
+		}
+	}
+	dense := func(v []float32, shape ...int) *tensor.Dense {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), v...)))
+	}
+	same := func(what string, got, want G.Value) {
+		t.Helper()
+		g, w := got.(*tensor.Dense).Float32s(), want.(*tensor.Dense).Float32s()
+		for i := range w {
+			if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+				t.Fatalf("%s[%d] = %v, want %v", what, i, g[i], w[i])
+			}
+		}
+	}
+	in := []*tensor.Dense{dense(q, B*Tq, D), dense(kb, B*Tk, D), dense(km, Tk*B, D)}
+	want := eval(t, in, func(n []*G.Node) (*G.Node, error) { return AttnScores(n[0], n[1], B, H, 0.5) })
+	got := eval(t, in, func(n []*G.Node) (*G.Node, error) { return CacheScores(n[0], n[2], B, H, 0.5) })
+	same("scores", got, want)
+	p := fill(B*H*Tq*Tk, 3)
+	in = []*tensor.Dense{dense(p, B, H, Tq, Tk), dense(kb, B*Tk, D), dense(km, Tk*B, D)}
+	want = eval(t, in, func(n []*G.Node) (*G.Node, error) { return AttnValues(n[0], n[1], H) })
+	got = eval(t, in, func(n []*G.Node) (*G.Node, error) { return CacheValues(n[0], n[2], H) })
+	same("values", got, want)
+}

@@ -41,8 +41,36 @@ func AttnValues(p, v *G.Node, heads int) (*G.Node, error) {
 	return G.ApplyOp(newHeadOp(kindValues, g, 1), p, v) // [B*Tq, D]
 }
 
-// headGeom is the geometry shared by the products and their gradients.
-type headGeom struct{ b, h, tq, tk, d int }
+// CacheScores is AttnScores over keys k [Tk*B, D] held position-major
+// (key j of row b at row j*B + b), the layout of a decoding cache, which
+// grows by B rows per position; the result is [B, H, Tq, Tk]. It has no
+// gradient.
+func CacheScores(q, k *G.Node, batch, heads int, scale float32) (*G.Node, error) {
+	g, err := newHeadGeom(q, k, batch, heads)
+	if err != nil {
+		return nil, fmt.Errorf("cache scores: %w", err)
+	}
+	g.cache = true
+	return G.ApplyOp(newHeadOp(kindScores, g, scale), q, k) // [B, H, Tq, Tk]
+}
+
+// CacheValues is AttnValues over values v [Tk*B, D] held position-major,
+// as CacheScores' keys; the result is [B*Tq, D]. It has no gradient.
+func CacheValues(p, v *G.Node, heads int) (*G.Node, error) {
+	ps := p.Shape()
+	if p.Dims() != 4 || ps[1] != heads || v.Dims() != 2 || v.Shape()[0] != ps[0]*ps[3] || v.Shape()[1]%heads != 0 {
+		return nil, fmt.Errorf("cache values: want p [B,%d,Tq,Tk] and v [Tk*B, D], got %v and %v", heads, ps, v.Shape())
+	}
+	g := headGeom{b: ps[0], h: heads, tq: ps[2], tk: ps[3], d: v.Shape()[1], cache: true}
+	return G.ApplyOp(newHeadOp(kindValues, g, 1), p, v) // [B*Tq, D]
+}
+
+// headGeom is the geometry shared by the products and their gradients;
+// cache marks keys and values held position-major (CacheScores).
+type headGeom struct {
+	b, h, tq, tk, d int
+	cache           bool
+}
 
 func (g headGeom) dk() int { return g.d / g.h }
 
@@ -127,6 +155,9 @@ func (o *headOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	// The same geometry as the GPU's strided-batched GEMM, products run
 	// through BLAS (faster than kernels.GemmRef, not bit-identical to it).
 	p := kernels.AttnGemm(o.kind, g.b, g.h, g.tq, g.tk, g.d, o.scale)
+	if g.cache {
+		p = kernels.CacheGemm(p, g.b, g.d)
+	}
 	if err := p.Validate(len(a), len(b), len(c)); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.desc, err)
 	}
@@ -153,6 +184,9 @@ func (o *headOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 func (o *headOp) DiffWRT(n int) []bool { return []bool{true, true} }
 
 func (o *headOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if o.g.cache {
+		return nil, fmt.Errorf("%s: products over a decoding cache have no gradient", o.desc)
+	}
 	var k1, k2 headKind
 	var a1, b1, a2, b2 *G.Node
 	switch o.kind {

@@ -19,8 +19,13 @@ type Engine struct {
 	*models.Programs
 	m   *Model
 	b   engine.Backend
-	enc *engineEncoded // the last Encode's output (engine_decode.go)
-	dec *engineDecoder // the decoding state's buffers, freed by the next
+	enc *engineEncoded // the last Encode's output (decode.go)
+	// steps are the decoding programs, bufs the buffers they share, state
+	// the current decoding (decode.go).
+	steps     map[stepKey]*stepProg
+	stepClock uint64
+	bufs      decodeBufs
+	state     *decoder
 }
 
 // NewEngine uploads m's weights to b, for evaluation and decoding.
@@ -136,9 +141,7 @@ func (t *Engine) Download() error { return t.Programs.Download(t.m.Params()) }
 
 // Close frees the backend memory.
 func (t *Engine) Close() {
-	if t.dec != nil {
-		t.dec.free()
-		t.dec = nil
-	}
+	t.closeSteps()
+	t.bufs.close()
 	t.Programs.Close()
 }

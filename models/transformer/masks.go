@@ -23,3 +23,20 @@ func decoderAllowed(kind string, x []int, n int) ([][]bool, error) {
 	}
 	return attention.Allowed(m, sep, pad)
 }
+
+// decoderMaskRow is the last row of the decoder mask over x: which of the
+// positions 0..len(x)-1 the newest one attends to.
+func decoderMaskRow(kind string, x []int) ([]bool, error) {
+	if kind == "causal" {
+		row := make([]bool, len(x))
+		for j := range row {
+			row[j] = true
+		}
+		return row, nil
+	}
+	full, err := decoderAllowed(kind, x, len(x))
+	if err != nil {
+		return nil, err
+	}
+	return full[len(x)-1], nil
+}

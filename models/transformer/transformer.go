@@ -5,8 +5,8 @@
 // I/O encoder (ioencoder.go): the model and its parameters
 // (transformer.go), its Gorgonia graphs (graph.go; tape_test.go runs them
 // on Gorgonia's TapeMachine, the tests' oracle), and its training and
-// incremental decoding on package engine's executor (engine_model.go,
-// engine_decode*.go). Its encoder stack is also the LSTM models'
+// incremental decoding on package engine's executor (engine_model.go;
+// decode*.go runs the step graphs of step.go). Its encoder stack is also the LSTM models'
 // Transformer encoder (encoder.go).
 package transformer
 
@@ -301,6 +301,9 @@ type builder struct {
 	// (steps taken plus the remainder) with adaptive computation time, in
 	// the order the stacks were built.
 	ponder []*G.Node
+	// step holds a step graph's own inputs and outputs (step.go); nil for
+	// the other graphs.
+	step *stepIO
 }
 
 // newBuilder starts a graph of m; with train its dropout ops draw from a
@@ -368,40 +371,57 @@ func (b *builder) layerNorm(x *G.Node, ids [2]int) *G.Node {
 
 // attention is multi-head attention of queries xq [B*Tq, D] over keys and
 // values xkv [B*Tk, D]; bias [B, 1, Tq, Tk] is the additive mask (0 or
-// -Inf). Layers with a relative table add its learned bias per head over
-// buckets (attention.Bucket; bidirectional in the encoder, causal in the
-// decoder).
+// -Inf). In a step graph (step.go) self-attention reads the cached keys and
+// values too, and cross-attention (xkv nil) the memory's, projected once
+// per decoding.
 func (b *builder) attention(xq, xkv *G.Node, a attnIDs, bsz, tq, tk int, bias *G.Node, bidirectional bool) *G.Node {
 	if b.err != nil {
 		return xq
 	}
-	c := b.cfg
-	q := b.linear(xq, a.wq, a.bq)  // [B*Tq, D]
-	k := b.linear(xkv, a.wk, a.bk) // [B*Tk, D]
-	v := b.linear(xkv, a.wv, a.bv) // [B*Tk, D]
-	if b.err != nil {
-		return xq
+	q := b.linear(xq, a.wq, a.bq) // [B*Tq, D]
+	var o *G.Node
+	if b.step != nil {
+		o = b.attendStep(q, xkv, a, bias) // [B, D]
+	} else {
+		k := b.linear(xkv, a.wk, a.bk)                                 // [B*Tk, D]
+		v := b.linear(xkv, a.wv, a.bv)                                 // [B*Tk, D]
+		o = b.attend(q, k, v, a.rel, bsz, tq, tk, bias, bidirectional) // [B*Tq, D]
 	}
-	scale := float32(1 / math.Sqrt(float64(c.Dim/c.Heads)))
-	s := b.must(ops.AttnScores(q, k, bsz, c.Heads, scale)) // [B, H, Tq, Tk]
-	var rel *G.Node
-	if a.rel >= 0 && b.err == nil {
-		buckets := make([]int, tq*tk)
-		fillRel(buckets, tq, tk, bidirectional, c)
-		rel = b.must(ops.RelativeBias(b.param(a.rel), buckets, tq, tk)) // [1, H, Tq, Tk]
-	}
-	if b.err != nil {
-		return xq
-	}
-	p := b.must(ops.AttentionSoftmax(s, bias, rel)) // [B, H, Tq, Tk]
-	if b.err != nil {
-		return xq
-	}
-	o := b.must(ops.AttnValues(p, v, c.Heads)) // [B*Tq, D]
 	if b.err != nil {
 		return xq
 	}
 	return b.linear(o, a.wo, a.bo) // [B*Tq, D]
+}
+
+// attend is the heads' attention of projected queries q [B*Tq, D] over keys
+// and values k, v [B*Tk, D], before the output projection. With a relative
+// table (rel >= 0) it adds the table's learned bias per head over buckets
+// (attention.Bucket; bidirectional in the encoder, causal in the decoder).
+func (b *builder) attend(q, k, v *G.Node, rel, bsz, tq, tk int, bias *G.Node, bidirectional bool) *G.Node {
+	if b.err != nil {
+		return q
+	}
+	c := b.cfg
+	s := b.must(ops.AttnScores(q, k, bsz, c.Heads, b.scale())) // [B, H, Tq, Tk]
+	var rb *G.Node
+	if rel >= 0 && b.err == nil {
+		buckets := make([]int, tq*tk)
+		fillRel(buckets, tq, tk, bidirectional, c)
+		rb = b.must(ops.RelativeBias(b.param(rel), buckets, tq, tk)) // [1, H, Tq, Tk]
+	}
+	if b.err != nil {
+		return q
+	}
+	p := b.must(ops.AttentionSoftmax(s, bias, rb)) // [B, H, Tq, Tk]
+	if b.err != nil {
+		return q
+	}
+	return b.must(ops.AttnValues(p, v, c.Heads)) // [B*Tq, D]
+}
+
+// scale is the attention scores' 1/sqrt(D/H).
+func (b *builder) scale() float32 {
+	return float32(1 / math.Sqrt(float64(b.cfg.Dim/b.cfg.Heads)))
 }
 
 func (b *builder) ffn(x *G.Node, l *layerIDs) *G.Node {
@@ -461,7 +481,8 @@ func (b *builder) encodeStack(ids, pos *G.Node, n, l int, bias *G.Node) *G.Node 
 	return b.layerNorm(x, b.enc.ln) // [N*L, D]
 }
 
-// decoder returns the logits [B*T, V] given the memory [B*S, D].
+// decoder returns the logits [B*T, V] given the memory [B*S, D]; in a step
+// graph mem is nil and the logits are [B, V], of one position per row.
 func (b *builder) decoder(in *graphInputs, mem *G.Node) *G.Node {
 	layer := func(i int, x *G.Node) *G.Node {
 		l := &b.m.dec[i]
