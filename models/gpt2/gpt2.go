@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 
-
 	"compbench/data"
 	"compbench/models"
 	"compbench/safetensors"
