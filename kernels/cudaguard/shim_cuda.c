@@ -16,17 +16,24 @@
 
 #include "symbols_cuda.h"
 
-#if !defined(__x86_64__)
-#error "kernels/cudaguard: the driver trampolines are written for x86-64 only"
-#endif
-
 __attribute__((visibility("hidden"))) void *cg_table[CG_NSYMBOLS];
 
 // Each driver function is a tail jump through its table slot, so it needs
 // no prototype: arguments and the CUresult pass through untouched.
+#if defined(__x86_64__)
 #define CG_TRAMPOLINE(i, name)                                       \
 	__asm__(".text\n.globl " #name "\n.type " #name ", @function\n" #name \
 	        ":\n\tjmp *cg_table+" #i "*8(%rip)\n.size " #name ", .-" #name "\n");
+#elif defined(__aarch64__)
+// x16 is the intra-procedure-call scratch register the AAPCS64 leaves to
+// veneers like this one.
+#define CG_TRAMPOLINE(i, name)                                                 \
+	__asm__(".text\n.globl " #name "\n.type " #name ", %function\n" #name    \
+	        ":\n\tadrp x16, cg_table+" #i "*8\n\tldr x16, [x16, #:lo12:cg_table+" #i \
+	        "*8]\n\tbr x16\n.size " #name ", .-" #name "\n");
+#else
+#error "kernels/cudaguard: the driver trampolines are written for x86-64 and arm64 only"
+#endif
 CG_SYMBOLS(CG_TRAMPOLINE)
 
 #define CG_NAME(i, name) #name,
