@@ -135,9 +135,7 @@ func (c *CPU) Gemm(p kernels.GemmParams, a, b, cc Buf) error {
 	b0, b1 := p.Batches()
 	for i := 0; i < b0; i++ {
 		for j := 0; j < b1; j++ {
-			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
-			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
-			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			oa, ob, oc := p.Offsets(i, j)
 			impl.Sgemm(ta, tb, p.M, p.N, p.K, p.Alpha, A[oa:], p.LdA, B[ob:], p.LdB, p.Beta, C[oc:], p.LdC)
 		}
 	}
@@ -156,9 +154,8 @@ func gemmRows(p kernels.GemmParams, a, b, c []float32) {
 	}
 	for i := 0; i < b0; i++ {
 		for j := 0; j < b1; j++ {
-			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
-			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
-			out := c[p.OffC+i*p.StrideC[0]+j*p.StrideC[1]:][:p.N]
+			oa, ob, oc := p.Offsets(i, j)
+			out := c[oc:][:p.N]
 			ar := a[oa:][:p.K:p.K]
 			if p.TransA {
 				for k := range row {
@@ -187,9 +184,7 @@ func gemmOuter(p kernels.GemmParams, a, b, c []float32) {
 	b0, b1 := p.Batches()
 	for i := 0; i < b0; i++ {
 		for j := 0; j < b1; j++ {
-			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
-			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
-			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			oa, ob, oc := p.Offsets(i, j)
 			for m := 0; m < p.M; m++ {
 				x, out := a[oa+m*sa], c[oc+m*p.LdC:][:p.N]
 				for n := range out {

@@ -39,6 +39,13 @@ func (p GemmParams) Batches() (int, int) {
 	return max(p.Batch[0], 1), max(p.Batch[1], 1)
 }
 
+// Offsets returns where product (i, j) of the batch starts in A, B and C.
+func (p GemmParams) Offsets(i, j int) (a, b, c int) {
+	return p.OffA + i*p.StrideA[0] + j*p.StrideA[1],
+		p.OffB + i*p.StrideB[0] + j*p.StrideB[1],
+		p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+}
+
 // extent returns one past the largest element index a product reads or
 // writes in a matrix stored with rows rows of cols columns.
 func extent(off int, stride [2]int, b0, b1, rows, cols, ld int) int {
@@ -117,9 +124,7 @@ func GemmRef(p GemmParams, a, b, c []float32) error {
 	b0, b1 := p.Batches()
 	for i := 0; i < b0; i++ {
 		for j := 0; j < b1; j++ {
-			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
-			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
-			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			oa, ob, oc := p.Offsets(i, j)
 			if p.K == 0 {
 				// Validate does not bound A and B when nothing is read.
 				oa, ob = 0, 0

@@ -172,9 +172,7 @@ func (o *headOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
 	parallel(g.b*g.h, g.b*g.h*g.tq*g.tk*g.dk(), func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			i, j := bh/g.h, bh%g.h
-			oa := p.OffA + i*p.StrideA[0] + j*p.StrideA[1]
-			ob := p.OffB + i*p.StrideB[0] + j*p.StrideB[1]
-			oc := p.OffC + i*p.StrideC[0] + j*p.StrideC[1]
+			oa, ob, oc := p.Offsets(i, j)
 			impl.Sgemm(ta, tb, p.M, p.N, p.K, p.Alpha, a[oa:], p.LdA, b[ob:], p.LdB, 0, c[oc:], p.LdC)
 		}
 	})
